@@ -1,0 +1,14 @@
+#include "broker/attempt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void vf_fetch_outcome_free(vf_fetch_outcome *f)
+{
+    free(f->content_type);
+    free(f->text);
+    free(f->final_url);
+    f->content_type = NULL;
+    f->text = NULL;
+    f->final_url = NULL;
+}

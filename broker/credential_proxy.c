@@ -1,0 +1,278 @@
+#include "broker/credential_proxy.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker/stream_mask.h"
+#include "broker/tls_upstream.h"
+#include "ipc/ipc_frame.h"
+
+static bool line_is(const char *line, size_t len, const char *name, const char **value, size_t *vlen)
+{
+    size_t nl = strlen(name);
+    if (len <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+        return false;
+    const char *v = line + nl + 1;
+    const char *end = line + len;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    *value = v;
+    *vlen = (size_t)(end - v);
+    return true;
+}
+
+const char *vf_proxy_check_request(const char *head, size_t len, const char *expected_target,
+                                   const char *expected_host)
+{
+    const char *eol = memmem(head, len, "\r\n", 2);
+    if (!eol)
+        return "request line missing";
+    char want[VF_PROXY_MAX_REQUEST_HEAD];
+    int wn = snprintf(want, sizeof want, "GET %s HTTP/1.1", expected_target);
+    if (wn < 0 || (size_t)wn >= sizeof want)
+        return "expected target too long";
+    if ((size_t)(eol - head) != (size_t)wn || memcmp(head, want, (size_t)wn) != 0)
+        return "request is not GET of the expected provider endpoint";
+    bool host_ok = false;
+    const char *p = eol + 2;
+    const char *end = head + len;
+    while (p < end) {
+        const char *le = memmem(p, (size_t)(end - p), "\r\n", 2);
+        if (!le)
+            return "malformed header section";
+        size_t ll = (size_t)(le - p);
+        if (ll == 0)
+            break;
+        if (memchr(p, '\0', ll))
+            return "NUL byte in request headers";
+        const char *v;
+        size_t vl;
+        if (line_is(p, ll, "Host", &v, &vl)) {
+            if (host_ok || vl != strlen(expected_host) || strncasecmp(v, expected_host, vl) != 0)
+                return "request Host is not the provider endpoint";
+            host_ok = true;
+        } else if (line_is(p, ll, "Content-Length", &v, &vl) || line_is(p, ll, "Transfer-Encoding", &v, &vl)) {
+            return "request carries a body";
+        } else if (line_is(p, ll, "Authorization", &v, &vl) || line_is(p, ll, "Proxy-Authorization", &v, &vl)) {
+            return "worker may not send credentials";
+        }
+        p = le + 2;
+    }
+    return host_ok ? NULL : "request has no Host header";
+}
+
+/* Read until the blank line that ends the head; the worker sends no body. */
+static ssize_t read_head(int fd, char *buf, size_t cap, int64_t deadline_ms)
+{
+    size_t len = 0;
+    while (len < cap) {
+        int64_t left = deadline_ms - vf_now_ms();
+        if (left <= 0)
+            return -1;
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int n = poll(&p, 1, (int)left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        ssize_t r = recv(fd, buf + len, cap - len, 0);
+        if (r <= 0)
+            return -1;
+        len += (size_t)r;
+        if (len >= 4 && memmem(buf, len, "\r\n\r\n", 4))
+            return (ssize_t)len;
+    }
+    return -2;
+}
+
+static int send_all(int fd, const char *buf, size_t len, int64_t deadline_ms)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+            return -1;
+        int64_t left = deadline_ms - vf_now_ms();
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Build the upstream request with the credential. HTTP/1.0 + identity so the
+ * response has no chunk framing or compression for the mask to miss. */
+static char *upstream_request(const vf_credential_proxy *p, const char *host_header)
+{
+    const vf_provider_config *pc = p->provider;
+    char *target = NULL, *cred_line = NULL, *req = NULL;
+    if (pc->cred_query) {
+        char *enc = curl_easy_escape(NULL, pc->secret, 0);
+        if (!enc)
+            return NULL;
+        const char *sep = strchr(p->expected_target, '?') ? "&" : "?";
+        if (asprintf(&target, "%s%s%s=%s", p->expected_target, sep, pc->cred_query, enc) < 0)
+            target = NULL;
+        curl_free(enc);
+    } else {
+        target = strdup(p->expected_target);
+    }
+    if (!target)
+        return NULL;
+    if (pc->cred_header) {
+        const char *fmt = pc->cred_format ? pc->cred_format : "{key}";
+        const char *at = strstr(fmt, "{key}");
+        if (at && asprintf(&cred_line, "%s: %.*s%s%s\r\n", pc->cred_header, (int)(at - fmt), fmt, pc->secret,
+                           at + 5) < 0)
+            cred_line = NULL;
+    } else {
+        cred_line = strdup("");
+    }
+    if (cred_line &&
+        asprintf(&req,
+                 "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: verifetch/0.1\r\nAccept: */*\r\n"
+                 "Accept-Encoding: identity\r\nConnection: close\r\n%s\r\n",
+                 target, host_header, cred_line) < 0)
+        req = NULL;
+    /* The key was in these buffers: wipe before freeing. */
+    if (target) {
+        explicit_bzero(target, strlen(target));
+        free(target);
+    }
+    if (cred_line) {
+        explicit_bzero(cred_line, strlen(cred_line));
+        free(cred_line);
+    }
+    return req;
+}
+
+static void fail(vf_credential_proxy *p, const char *why)
+{
+    if (!p->failed) {
+        p->failed = true;
+        snprintf(p->detail, sizeof p->detail, "%s", why);
+    }
+}
+
+static int pump(vf_credential_proxy *p, vf_upstream *up)
+{
+    vf_stream_mask m;
+    vf_stream_mask_init(&m, p->mask, p->mask_lens, p->n_mask);
+    char buf[16384];
+    uint64_t total = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t n = vf_upstream_read(up, buf, sizeof buf, p->deadline_ms);
+        char *out = NULL;
+        size_t out_len = 0;
+        if (n < 0) {
+            fail(p, vf_now_ms() >= p->deadline_ms ? "provider response timed out"
+                                                 : "provider connection failed mid-response");
+            rc = -1;
+            break;
+        }
+        if (n == 0) {
+            vf_stream_mask_finish(&m, &out, &out_len);
+            if (out_len && send_all(p->worker_fd, out, out_len, p->deadline_ms) != 0)
+                rc = -1;
+            free(out);
+            break;
+        }
+        total += (uint64_t)n;
+        if (total > p->max_response) {
+            fail(p, "provider response exceeds the size cap");
+            rc = -1;
+            break;
+        }
+        if (vf_stream_mask_feed(&m, buf, (size_t)n, &out, &out_len) != 0) {
+            fail(p, "broker out of memory");
+            rc = -1;
+            break;
+        }
+        int s = out_len ? send_all(p->worker_fd, out, out_len, p->deadline_ms) : 0;
+        free(out);
+        if (s != 0) {
+            rc = -1;   /* the worker went away; its own result says why */
+            break;
+        }
+    }
+    vf_stream_mask_free(&m);
+    return rc;
+}
+
+static void *proxy_main(void *arg)
+{
+    vf_credential_proxy *p = arg;
+    char head[VF_PROXY_MAX_REQUEST_HEAD];
+    ssize_t hl = read_head(p->worker_fd, head, sizeof head, p->deadline_ms);
+    if (hl < 0) {
+        fail(p, hl == -2 ? "worker request head too large" : "worker sent no complete request");
+        goto out;
+    }
+    char host_header[300];
+    bool default_port = (p->tls_ctx && p->port == 443) || (!p->tls_ctx && p->port == 80);
+    if (default_port)
+        snprintf(host_header, sizeof host_header, "%s", p->host);
+    else
+        snprintf(host_header, sizeof host_header, "%s:%u", p->host, p->port);
+    /* The worker speaks plain http to host:port, so its Host omits only :80. */
+    char worker_host[300];
+    if (p->port == 80)
+        snprintf(worker_host, sizeof worker_host, "%s", p->host);
+    else
+        snprintf(worker_host, sizeof worker_host, "%s:%u", p->host, p->port);
+    const char *why = vf_proxy_check_request(head, (size_t)hl, p->expected_target, worker_host);
+    if (why) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "credential proxy refused the worker's request: %s", why);
+        fail(p, msg);
+        goto out;
+    }
+    vf_upstream up;
+    char detail[512];
+    if (vf_upstream_open(&up, p->tls_ctx, p->host, p->port, p->egress, p->deadline_ms, detail, sizeof detail) != 0) {
+        fail(p, detail);
+        goto out;
+    }
+    char *req = upstream_request(p, host_header);
+    if (!req) {
+        fail(p, "broker out of memory");
+    } else {
+        int w = vf_upstream_write_all(&up, req, strlen(req), p->deadline_ms);
+        explicit_bzero(req, strlen(req));
+        free(req);
+        if (w != 0)
+            fail(p, "could not send the request to the provider");
+        else
+            pump(p, &up);
+    }
+    vf_upstream_close(&up);
+out:
+    /* End of stream for the worker's HTTP parser. */
+    shutdown(p->worker_fd, SHUT_WR);
+    return NULL;
+}
+
+int vf_credential_proxy_start(vf_credential_proxy *p)
+{
+    p->failed = false;
+    p->detail[0] = '\0';
+    return pthread_create(&p->thread, NULL, proxy_main, p) == 0 ? 0 : -1;
+}
+
+void vf_credential_proxy_finish(vf_credential_proxy *p)
+{
+    shutdown(p->worker_fd, SHUT_RDWR);
+    pthread_join(p->thread, NULL);
+}

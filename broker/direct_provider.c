@@ -1,0 +1,194 @@
+#include "broker/direct_provider.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "broker/resolve_connect.h"
+#include "broker/worker_run.h"
+#include "broker/utf8_text.h"
+#include "broker/worker_slot.h"
+#include "ipc/ipc_frame.h"
+
+static void force(vf_fetch_outcome *out, vf_outcome outcome, int status, const char *fmt, const char *a,
+                  const char *b)
+{
+    out->forced = outcome;
+    out->http_status = status;
+    snprintf(out->detail, sizeof out->detail, fmt, a, b);
+}
+
+static bool is_redirect(int status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+typedef struct {
+    char *url;
+    char *scheme;
+    char *host;
+    uint16_t port;
+} hop_target;
+
+static void hop_target_free(hop_target *h)
+{
+    curl_free(h->url);
+    curl_free(h->scheme);
+    curl_free(h->host);
+    memset(h, 0, sizeof *h);
+}
+
+static int hop_target_read(CURLU *u, hop_target *h)
+{
+    char *port = NULL;
+    memset(h, 0, sizeof *h);
+    if (curl_url_get(u, CURLUPART_URL, &h->url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &h->scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &h->host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+        hop_target_free(h);
+        curl_free(port);
+        return -1;
+    }
+    long p = strtol(port, NULL, 10);
+    curl_free(port);
+    if (p < 1 || p > 65535) {
+        hop_target_free(h);
+        return -1;
+    }
+    h->port = (uint16_t)p;
+    return 0;
+}
+
+/* One hop: connect under policy, hand the socket to a fresh worker. Returns 0
+ * with res filled, or -1 with out forced to the failure. */
+static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const hop_target *h,
+                     unsigned hop, int64_t deadline_ms, vf_result *res, vf_fetch_outcome *out)
+{
+    char prefix[48] = "";
+    if (hop > 0)
+        snprintf(prefix, sizeof prefix, "redirect hop %u: ", hop);
+
+    vf_connection c;
+    vf_connect_status cs = vf_resolve_connect(h->host, h->port, &tenant->egress, deadline_ms, &c);
+    if (cs != VF_CONNECT_OK) {
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, c.detail);
+        return -1;
+    }
+    int64_t left = deadline_ms - vf_now_ms();
+    if (left < 1)
+        left = 1;
+    bool tls = strcasecmp(h->scheme, "https") == 0;
+    vf_job job = {
+        .url = h->url,
+        .connect_ip = c.ip,
+        .port = h->port,
+        .timeout_ms = (uint32_t)left,
+        .max_body = tenant->max_body_bytes,
+        .ca_pem = tls ? b->cfg->ca_pem : NULL,
+        .ca_pem_len = tls ? b->cfg->ca_pem_len : 0,
+        .mode = VF_MODE_RAW,
+    };
+    if (!vf_worker_slot_take((sem_t *)&b->worker_slots, deadline_ms)) {
+        close(c.fd);
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, "no worker slot free before the deadline");
+        return -1;
+    }
+    vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
+    char detail[VF_DETAIL_MAX];
+    int rc = vf_worker_run(&spec, &job, c.fd, deadline_ms, res, detail, sizeof detail);
+    vf_worker_slot_give((sem_t *)&b->worker_slots);
+    close(c.fd);
+    if (rc != 0) {
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, detail);
+        return -1;
+    }
+    if (res->transport_error) {
+        char both[VF_DETAIL_MAX];
+        snprintf(both, sizeof both, "%s: %s", res->transport_error, res->detail ? res->detail : "");
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "%s%s", prefix, both);
+        vf_result_free(res);
+        return -1;
+    }
+    if (res->malformed) {
+        force(out, VF_OUTCOME_MALFORMED_RESPONSE, res->http_status, "%s%s", prefix, res->malformed);
+        vf_result_free(res);
+        return -1;
+    }
+    return 0;
+}
+
+static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
+{
+    out->http_status = res->http_status;
+    if (res->content_type)
+        out->content_type = strdup(res->content_type);
+    out->text = vf_utf8_sanitize((const char *)res->text, res->text_len, &out->text_len);
+    out->final_url = strdup(url);
+    if (!out->text)
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "%s%s", "broker out of memory", "");
+}
+
+void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
+                     const char *url, int64_t deadline_ms, vf_fetch_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    CURLU *u = curl_url();
+    if (!u) {
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", "broker out of memory", "");
+        return;
+    }
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
+    if (uc != CURLUE_OK) {
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "invalid URL: %s%s", curl_url_strerror(uc), "");
+        curl_url_cleanup(u);
+        return;
+    }
+    for (unsigned hop = 0;; hop++) {
+        hop_target h;
+        if (hop_target_read(u, &h) != 0) {
+            force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", "URL has no usable host or port", "");
+            break;
+        }
+        if (strcasecmp(h.scheme, "http") != 0 && strcasecmp(h.scheme, "https") != 0) {
+            force(out, VF_OUTCOME_HTTP_ERROR, 0, "redirect to unsupported scheme '%.32s' refused%s",
+                  h.scheme, "");
+            hop_target_free(&h);
+            break;
+        }
+        vf_result res;
+        if (fetch_hop(b, tenant, &h, hop, deadline_ms, &res, out) != 0) {
+            hop_target_free(&h);
+            break;
+        }
+        out->redirects = hop;
+        if (!is_redirect(res.http_status) || !res.location) {
+            keep_final(out, &res, h.url);
+            vf_result_free(&res);
+            hop_target_free(&h);
+            break;
+        }
+        if (hop >= VF_MAX_REDIRECTS) {
+            char status[16];
+            snprintf(status, sizeof status, "%d", res.http_status);
+            force(out, VF_OUTCOME_HTTP_ERROR, res.http_status,
+                  "too many redirects (more than 5; last was HTTP %s)%s", status, "");
+            vf_result_free(&res);
+            hop_target_free(&h);
+            break;
+        }
+        /* Relative Locations resolve against the current hop, as a browser would. */
+        uc = curl_url_set(u, CURLUPART_URL, res.location, 0);
+        vf_result_free(&res);
+        hop_target_free(&h);
+        if (uc != CURLUE_OK) {
+            force(out, VF_OUTCOME_HTTP_ERROR, 0, "redirect to an invalid Location (%s)%s",
+                  curl_url_strerror(uc), "");
+            break;
+        }
+    }
+    curl_url_cleanup(u);
+}

@@ -1,0 +1,17 @@
+/* The "direct" provider: the broker resolves, vets and connects; a confined
+ * worker speaks HTTP/TLS over that socket. Redirects are followed here, in
+ * the broker, with the egress policy applied to every hop. */
+#ifndef VERIFETCH_DIRECT_PROVIDER_H
+#define VERIFETCH_DIRECT_PROVIDER_H
+
+#include <stdint.h>
+
+#include "broker/attempt.h"
+#include "broker/broker_context.h"
+
+#define VF_MAX_REDIRECTS 5
+
+void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
+                     const char *url, int64_t deadline_ms, vf_fetch_outcome *out);
+
+#endif

@@ -1,0 +1,175 @@
+#include "broker/keyed_provider.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker/credential_proxy.h"
+#include "broker/worker_run.h"
+#include "broker/utf8_text.h"
+#include "broker/worker_slot.h"
+#include "ipc/ipc_frame.h"
+
+char *vf_keyed_endpoint_url(const char *endpoint_template, const char *target_url)
+{
+    const char *at = strstr(endpoint_template, "{url}");
+    if (!at)
+        return NULL;
+    char *enc = curl_easy_escape(NULL, target_url, 0);
+    if (!enc)
+        return NULL;
+    char *out = NULL;
+    if (asprintf(&out, "%.*s%s%s", (int)(at - endpoint_template), endpoint_template, enc, at + 5) < 0)
+        out = NULL;
+    curl_free(enc);
+    return out;
+}
+
+typedef struct {
+    char *scheme, *host, *path, *query;
+    uint16_t port;
+} endpoint_parts;
+
+static void parts_free(endpoint_parts *e)
+{
+    curl_free(e->scheme);
+    curl_free(e->host);
+    curl_free(e->path);
+    curl_free(e->query);
+}
+
+static int parts_read(const char *url, endpoint_parts *e)
+{
+    memset(e, 0, sizeof *e);
+    CURLU *u = curl_url();
+    char *port = NULL;
+    int rc = -1;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &e->scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &e->host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PATH, &e->path, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        curl_url_get(u, CURLUPART_QUERY, &e->query, 0);   /* absent is fine */
+        long p = strtol(port, NULL, 10);
+        if (p > 0 && p < 65536) {
+            e->port = (uint16_t)p;
+            rc = 0;
+        }
+    }
+    curl_free(port);
+    curl_url_cleanup(u);
+    if (rc != 0)
+        parts_free(e);
+    return rc;
+}
+
+static void forced(vf_fetch_outcome *out, vf_outcome o, int status, const char *detail)
+{
+    out->forced = o;
+    out->http_status = status;
+    snprintf(out->detail, sizeof out->detail, "%s", detail);
+}
+
+/* Turn what the worker and the proxy saw into one outcome. */
+static void settle(vf_fetch_outcome *out, int worker_rc, const char *worker_detail, vf_result *res,
+                   const vf_credential_proxy *proxy, const char *endpoint)
+{
+    if (worker_rc != 0) {
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, proxy->failed ? proxy->detail : worker_detail);
+        return;
+    }
+    if (res->transport_error) {
+        char both[VF_DETAIL_MAX];
+        snprintf(both, sizeof both, "%s: %s", res->transport_error, res->detail ? res->detail : "");
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, proxy->failed ? proxy->detail : both);
+        return;
+    }
+    if (res->malformed) {
+        forced(out, VF_OUTCOME_MALFORMED_RESPONSE, res->http_status, res->malformed);
+        return;
+    }
+    out->http_status = res->http_status;
+    if (res->content_type)
+        out->content_type = strdup(res->content_type);
+    out->text = vf_utf8_sanitize((const char *)res->text, res->text_len, &out->text_len);
+    out->final_url = strdup(endpoint);
+    if (!out->text)
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "broker out of memory");
+}
+
+void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf_provider_config *provider,
+                    const char *url, int64_t deadline_ms, vf_fetch_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    char *endpoint = vf_keyed_endpoint_url(provider->endpoint, url);
+    endpoint_parts ep;
+    if (!endpoint || parts_read(endpoint, &ep) != 0) {
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "provider endpoint URL is invalid for this target");
+        free(endpoint);
+        return;
+    }
+    char *target = NULL, *worker_url = NULL;
+    bool tls = strcasecmp(ep.scheme, "https") == 0;
+    if (asprintf(&target, "%s%s%s", ep.path, ep.query ? "?" : "", ep.query ? ep.query : "") < 0)
+        target = NULL;
+    if (target && asprintf(&worker_url, "http://%s:%u%s", ep.host, ep.port, target) < 0)
+        worker_url = NULL;
+    int sv[2] = { -1, -1 };
+    if (!target || !worker_url || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not prepare the provider channel");
+        goto done;
+    }
+    if (!vf_worker_slot_take((sem_t *)&b->worker_slots, deadline_ms)) {
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "no worker slot free before the deadline");
+        goto done;
+    }
+    const char *const *forms = NULL;
+    const size_t *lens = NULL;
+    size_t n_forms = vf_redactor_exact_forms(b->redactor, &forms, &lens);
+    vf_credential_proxy proxy = {
+        .worker_fd = sv[0], .provider = provider, .egress = &tenant->egress,
+        .tls_ctx = tls ? b->upstream_tls : NULL, .host = ep.host, .port = ep.port,
+        .expected_target = target, .mask = forms, .mask_lens = lens, .n_mask = n_forms,
+        .max_response = tenant->max_body_bytes + VF_IPC_RESULT_OVERHEAD, .deadline_ms = deadline_ms,
+    };
+    if (vf_credential_proxy_start(&proxy) != 0) {
+        vf_worker_slot_give((sem_t *)&b->worker_slots);
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not start the credential proxy");
+        goto done;
+    }
+    int64_t left = deadline_ms - vf_now_ms();
+    vf_job job = {
+        .url = worker_url,
+        /* Placeholder address: the "connection" is our socketpair. */
+        .connect_ip = (char *)"127.0.0.1",
+        .port = ep.port,
+        .timeout_ms = (uint32_t)(left > 1 ? left : 1),
+        .max_body = tenant->max_body_bytes,
+        .mode = provider->mode,
+        .json_pointer = provider->json_pointer,
+    };
+    vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
+    vf_result res;
+    char detail[VF_DETAIL_MAX];
+    int rc = vf_worker_run(&spec, &job, sv[1], deadline_ms, &res, detail, sizeof detail);
+    close(sv[1]);
+    sv[1] = -1;
+    vf_credential_proxy_finish(&proxy);
+    vf_worker_slot_give((sem_t *)&b->worker_slots);
+    settle(out, rc, detail, &res, &proxy, endpoint);
+    if (rc == 0)
+        vf_result_free(&res);
+done:
+    if (sv[0] >= 0)
+        close(sv[0]);
+    if (sv[1] >= 0)
+        close(sv[1]);
+    free(target);
+    free(worker_url);
+    free(endpoint);
+    parts_free(&ep);
+}

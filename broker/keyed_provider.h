@@ -1,0 +1,18 @@
+/* The "http_api" provider: an HTTP API that fetches a URL for us and needs a
+ * key. The worker talks plain HTTP to the credential proxy, which holds the
+ * key; the worker never does. */
+#ifndef VERIFETCH_KEYED_PROVIDER_H
+#define VERIFETCH_KEYED_PROVIDER_H
+
+#include <stdint.h>
+
+#include "broker/attempt.h"
+#include "broker/broker_context.h"
+
+void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf_provider_config *provider,
+                    const char *url, int64_t deadline_ms, vf_fetch_outcome *out);
+
+/* The endpoint with {url} replaced by the percent-encoded target; malloc'd. */
+char *vf_keyed_endpoint_url(const char *endpoint_template, const char *target_url);
+
+#endif

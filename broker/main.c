@@ -1,0 +1,143 @@
+/* verifetchd: the privileged broker. Holds policy and provider keys, serves
+ * the client API, and runs each fetch in a fresh confined worker. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker_context.h"
+#include "broker/server.h"
+#include "policy/config.h"
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: verifetchd [--config FILE] [--socket PATH]\n"
+            "       verifetchd --check-config FILE\n"
+            "Without --config the built-in default serves one tenant with the direct provider.\n");
+}
+
+typedef struct {
+    const char *config_path;
+    const char *socket_path;
+    bool check_only;
+} options;
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if ((strcmp(a, "--config") == 0 || strcmp(a, "--check-config") == 0) && has_value) {
+            o->check_only = strcmp(a, "--check-config") == 0;
+            o->config_path = argv[++i];
+        } else if (strcmp(a, "--socket") == 0 && has_value) {
+            o->socket_path = argv[++i];
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else {
+            fprintf(stderr, "verifetchd: unknown or incomplete argument '%s'\n", a);
+            usage(stderr);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static vf_config *load_config(const options *o)
+{
+    vf_config *cfg = calloc(1, sizeof *cfg);
+    char err[1024];
+    if (!cfg) {
+        fprintf(stderr, "verifetchd: out of memory\n");
+        return NULL;
+    }
+    int rc = o->config_path ? vf_config_load(o->config_path, cfg, err, sizeof err)
+                            : vf_config_default(cfg, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "verifetchd: %s\n", err);
+        free(cfg);
+        return NULL;
+    }
+    if (o->socket_path) {
+        char *p = strdup(o->socket_path);
+        if (!p) {
+            vf_config_free(cfg);
+            free(cfg);
+            return NULL;
+        }
+        free(cfg->socket_path);
+        cfg->socket_path = p;
+    }
+    return cfg;
+}
+
+static void describe(const vf_config *cfg)
+{
+    printf("config ok: %zu tenant%s, worker %s\n", cfg->n_tenants, cfg->n_tenants == 1 ? "" : "s",
+           cfg->worker_path);
+    for (size_t t = 0; t < cfg->n_tenants; t++) {
+        const vf_tenant_config *tc = &cfg->tenants[t];
+        printf("  tenant %s: %zu provider%s, attempt ceiling %u, timeout %u ms\n", tc->name,
+               tc->n_providers, tc->n_providers == 1 ? "" : "s", tc->attempt_ceiling, tc->timeout_ms);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_args(argc, argv, &o) != 0)
+        return 2;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "verifetchd: libcurl failed to initialise\n");
+        return 1;
+    }
+    vf_config *cfg = load_config(&o);
+    if (!cfg)
+        return 1;
+    if (o.check_only) {
+        describe(cfg);
+        vf_config_free(cfg);
+        free(cfg);
+        return 0;
+    }
+
+    /* Signals are taken synchronously by this thread; every thread started
+     * after this inherits the block. */
+    sigset_t wait_for;
+    sigemptyset(&wait_for);
+    sigaddset(&wait_for, SIGTERM);
+    sigaddset(&wait_for, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &wait_for, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    vf_broker broker;
+    char err[1024];
+    if (vf_broker_init(&broker, cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "verifetchd: %s\n", err);
+        vf_config_free(cfg);
+        free(cfg);
+        return 1;
+    }
+    vf_server *server = vf_server_start(&broker, cfg->socket_path, cfg->socket_mode, err, sizeof err);
+    if (!server) {
+        fprintf(stderr, "verifetchd: %s\n", err);
+        vf_broker_destroy(&broker);
+        return 1;
+    }
+    printf("verifetchd: listening on unix:%s\n", cfg->socket_path);
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&wait_for, &sig);
+    fprintf(stderr, "verifetchd: %s received, finishing in-flight lookups\n", strsignal(sig));
+    vf_server_stop(server);
+    vf_broker_destroy(&broker);
+    curl_global_cleanup();
+    return 0;
+}

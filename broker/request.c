@@ -1,0 +1,154 @@
+#include "broker/request.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ipc/ipc_messages.h"
+
+static int fail(vf_request_error *err, const char *field, const char *msg)
+{
+    snprintf(err->field, sizeof err->field, "%s", field);
+    snprintf(err->message, sizeof err->message, "%s", msg);
+    return -1;
+}
+
+/* Only absolute http(s) URLs with a host; everything else is refused up front
+ * so a model cannot aim the fetcher at file://, gopher:// and friends. */
+static int check_url(const char *url, size_t len, vf_request_error *err)
+{
+    if (len == 0)
+        return fail(err, "url", "must not be empty");
+    if (len > VF_IPC_MAX_URL)
+        return fail(err, "url", "is longer than 8192 bytes");
+    if (strlen(url) != len)
+        return fail(err, "url", "must not contain NUL bytes");
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        if (c <= 0x20 || c == 0x7f)
+            return fail(err, "url", "must not contain spaces or control characters");
+    }
+    size_t scheme_len;
+    if (strncasecmp(url, "http://", 7) == 0)
+        scheme_len = 7;
+    else if (strncasecmp(url, "https://", 8) == 0)
+        scheme_len = 8;
+    else
+        return fail(err, "url", "must be an absolute http:// or https:// URL");
+    const char *host = url + scheme_len;
+    if (*host == '\0' || *host == '/' || *host == '?' || *host == '#')
+        return fail(err, "url", "has no host");
+    return 0;
+}
+
+static int take_url(json_t *v, vf_lookup_request *out, vf_request_error *err)
+{
+    if (!json_is_string(v))
+        return fail(err, "url", "must be a string");
+    const char *s = json_string_value(v);
+    size_t len = json_string_length(v);
+    if (check_url(s, len, err) != 0)
+        return -1;
+    out->url = strdup(s);
+    return out->url ? 0 : fail(err, "", "out of memory");
+}
+
+static int take_must_contain(json_t *v, vf_lookup_request *out, vf_request_error *err)
+{
+    if (json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return fail(err, "must_contain", "must be a string or null");
+    size_t len = json_string_length(v);
+    if (len == 0)
+        return fail(err, "must_contain", "must not be empty");
+    if (len > VF_MAX_MUST_CONTAIN)
+        return fail(err, "must_contain", "is longer than 1024 bytes");
+    if (strlen(json_string_value(v)) != len)
+        return fail(err, "must_contain", "must not contain NUL bytes");
+    out->must_contain = strdup(json_string_value(v));
+    return out->must_contain ? 0 : fail(err, "", "out of memory");
+}
+
+static int take_min_chars(json_t *v, vf_lookup_request *out, vf_request_error *err)
+{
+    if (!json_is_integer(v))
+        return fail(err, "min_chars", "must be an integer");
+    json_int_t n = json_integer_value(v);
+    if (n < 0 || n > VF_MAX_MIN_CHARS)
+        return fail(err, "min_chars", "must be between 0 and 1000000");
+    out->min_chars = (unsigned)n;
+    return 0;
+}
+
+static int take_max_attempts(json_t *v, vf_lookup_request *out, vf_request_error *err)
+{
+    if (!json_is_integer(v))
+        return fail(err, "max_attempts", "must be an integer");
+    json_int_t n = json_integer_value(v);
+    /* Out-of-range values are clamped later (the seed's contract), but keep
+     * the number representable. */
+    if (n < -1000000 || n > 1000000)
+        return fail(err, "max_attempts", "must be between -1000000 and 1000000");
+    out->max_attempts = (int)n;
+    out->has_max_attempts = true;
+    return 0;
+}
+
+int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_request_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->min_chars = VF_DEFAULT_MIN_CHARS;
+
+    if (len > VF_MAX_REQUEST_BODY)
+        return fail(err, "", "request body is larger than 64 KiB");
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    if (!root) {
+        err->field[0] = '\0';
+        snprintf(err->message, sizeof err->message, "body is not valid JSON: %s (line %d, column %d)",
+                 jerr.text, jerr.line, jerr.column);
+        return -1;
+    }
+    int rc = 0;
+    if (!json_is_object(root)) {
+        rc = fail(err, "", "body must be a JSON object");
+        goto done;
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value) {
+        if (strcmp(key, "url") == 0)
+            rc = take_url(value, out, err);
+        else if (strcmp(key, "must_contain") == 0)
+            rc = take_must_contain(value, out, err);
+        else if (strcmp(key, "min_chars") == 0)
+            rc = take_min_chars(value, out, err);
+        else if (strcmp(key, "max_attempts") == 0)
+            rc = take_max_attempts(value, out, err);
+        else {
+            snprintf(err->field, sizeof err->field, "%.64s", key);
+            snprintf(err->message, sizeof err->message, "unknown field '%.64s'", key);
+            rc = -1;
+        }
+        if (rc != 0)
+            goto done;
+    }
+    if (!out->url)
+        rc = fail(err, "url", "is required");
+done:
+    json_decref(root);
+    if (rc != 0)
+        vf_request_free(out);
+    return rc;
+}
+
+void vf_request_free(vf_lookup_request *req)
+{
+    free(req->url);
+    free(req->must_contain);
+    req->url = NULL;
+    req->must_contain = NULL;
+}

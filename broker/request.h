@@ -1,0 +1,30 @@
+/* The model-facing lookup request: parsed strictly, because a model fills it in. */
+#ifndef VERIFETCH_REQUEST_H
+#define VERIFETCH_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define VF_MAX_REQUEST_BODY   (64u * 1024u)
+#define VF_MAX_MUST_CONTAIN   1024u
+#define VF_DEFAULT_MIN_CHARS  40u
+#define VF_MAX_MIN_CHARS      1000000u
+
+typedef struct {
+    char *url;
+    char *must_contain;      /* NULL = no requirement */
+    unsigned min_chars;
+    bool has_max_attempts;   /* absent = the tenant ceiling */
+    int max_attempts;        /* as given; clamped by the lookup */
+} vf_lookup_request;
+
+typedef struct {
+    char field[72];          /* offending field name, "" for the body as a whole */
+    char message[256];
+} vf_request_error;
+
+/* 0 on success; -1 with err filled (field + message) on bad input. */
+int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_request_error *err);
+void vf_request_free(vf_lookup_request *req);
+
+#endif

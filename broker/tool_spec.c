@@ -1,0 +1,32 @@
+#include "broker/tool_spec.h"
+
+#include "broker/request.h"
+
+static json_t *prop(const char *type, const char *description)
+{
+    return json_pack("{s:s, s:s}", "type", type, "description", description);
+}
+
+json_t *vf_tool_spec(unsigned attempt_ceiling)
+{
+    json_t *props = json_object();
+    json_object_set_new(props, "url", prop("string", "Absolute http:// or https:// URL of the page to fetch."));
+    json_object_set_new(props, "must_contain",
+                        prop("string", "Text the page must contain (case-sensitive) to count as usable."));
+    json_t *min_chars = prop("integer", "Minimum readable characters for the page to count as usable.");
+    json_object_set_new(min_chars, "minimum", json_integer(0));
+    json_object_set_new(min_chars, "default", json_integer(VF_DEFAULT_MIN_CHARS));
+    json_object_set_new(props, "min_chars", min_chars);
+    json_t *attempts = prop("integer", "How many providers may be tried; clamped to the operator's ceiling.");
+    json_object_set_new(attempts, "minimum", json_integer(1));
+    json_object_set_new(attempts, "maximum", json_integer(attempt_ceiling));
+    json_object_set_new(props, "max_attempts", attempts);
+
+    json_t *schema = json_pack("{s:s, s:o, s:[s], s:b}", "type", "object", "properties", props,
+                               "required", "url", "additionalProperties", 0);
+    return json_pack("{s:s, s:s, s:{s:o}}", "name", "verified_web_lookup", "description",
+                     "Fetch a web page and report, in a machine-readable receipt, whether the content "
+                     "is actually usable (not a cookie wall, empty page or error). The first content "
+                     "block is the receipt; the second is the page text or a LOOKUP FAILED line.",
+                     "inputSchema", "json", schema);
+}

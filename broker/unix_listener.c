@@ -1,0 +1,76 @@
+#include "broker/unix_listener.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int make_parents(const char *path)
+{
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mode_t m = strncmp(dir, "/run", 4) == 0 ? 0755 : 0700;
+        if (mkdir(dir, m) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+static int stale_or_absent(const struct sockaddr_un *sun, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(sun->sun_path, &st) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "%s exists and is not a socket; refusing to replace it", sun->sun_path);
+        return -1;
+    }
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0 && connect(probe, (const struct sockaddr *)sun, sizeof *sun) == 0) {
+        close(probe);
+        snprintf(err, errlen, "another verifetchd is already listening on %s", sun->sun_path);
+        return -1;
+    }
+    if (probe >= 0)
+        close(probe);
+    return unlink(sun->sun_path);
+}
+
+int vf_unix_listen(const char *path, unsigned mode, char *err, size_t errlen)
+{
+    struct sockaddr_un sun = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof sun.sun_path) {
+        snprintf(err, errlen, "socket path is longer than %zu bytes: %s", sizeof sun.sun_path - 1, path);
+        return -1;
+    }
+    memcpy(sun.sun_path, path, strlen(path) + 1);
+    err[0] = '\0';
+    if (make_parents(path) != 0 || stale_or_absent(&sun, err, errlen) != 0) {
+        if (!err[0])
+            snprintf(err, errlen, "cannot prepare %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    /* Bind under a tight umask so there is no window with a wider mode. */
+    mode_t old = umask(0177);
+    int rc = bind(fd, (struct sockaddr *)&sun, sizeof sun);
+    umask(old);
+    if (rc != 0 || chmod(path, mode) != 0 || listen(fd, 128) != 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

@@ -1,0 +1,14 @@
+/* Page text crosses from a hostile worker into JSON: make it valid UTF-8. */
+#ifndef VERIFETCH_UTF8_TEXT_H
+#define VERIFETCH_UTF8_TEXT_H
+
+#include <stddef.h>
+
+/* malloc'd NUL-terminated copy with invalid sequences replaced by U+FFFD and NUL
+ * bytes dropped; *out_len gets the byte length. NULL on allocation failure. */
+char *vf_utf8_sanitize(const char *in, size_t len, size_t *out_len);
+
+/* Number of code points in valid UTF-8. */
+size_t vf_utf8_count(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,73 @@
+/* The two messages on the broker <-> worker wire, encoded as msgpack maps with
+ * short string keys. Decoding is strict: the top level must be a map, every key
+ * known and unique, every value of its declared type and within its cap, and
+ * nothing may follow the map. */
+#ifndef VERIFETCH_IPC_MESSAGES_H
+#define VERIFETCH_IPC_MESSAGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc_frame.h"
+
+#define VF_IPC_VERSION 1
+
+/* Per-field caps (bytes). */
+#define VF_IPC_MAX_URL          8192u
+#define VF_IPC_MAX_IP           64u
+#define VF_IPC_MAX_SHORT        256u    /* content type, error codes, hook names */
+#define VF_IPC_MAX_DETAIL       512u
+#define VF_IPC_MAX_POINTER      1024u
+#define VF_IPC_MAX_HEADERS      32u     /* count of extra request headers */
+#define VF_IPC_MAX_HEADER_LINE  1024u
+
+typedef enum { VF_MODE_RAW = 0, VF_MODE_JSON = 1 } vf_response_mode;
+
+/* Broker -> worker: fetch one URL over the fd passed with this frame.
+ * Map keys: v, url, ip, port, timeout_ms, max_body, ca, mode, pointer, headers, hook. */
+typedef struct {
+    char *url;               /* "v" 1; "url": str, http(s) URL of this hop (required) */
+    char *connect_ip;        /* "ip": str, vetted address the passed fd is connected to (required) */
+    uint16_t port;           /* "port": uint 1..65535 (required) */
+    uint32_t timeout_ms;     /* "timeout_ms": uint 1..600000 (required) */
+    uint64_t max_body;       /* "max_body": uint 1..(256 MiB), decoded-body cap (required) */
+    uint8_t *ca_pem;         /* "ca": bin, PEM CA bundle; may be absent (plain HTTP) */
+    size_t ca_pem_len;
+    vf_response_mode mode;   /* "mode": uint 0 raw / 1 json (required) */
+    char *json_pointer;      /* "pointer": str RFC 6901; required when mode == json */
+    char **headers;          /* "headers": array of str "Name: value", no CR/LF, optional */
+    size_t n_headers;
+    char *test_hook;         /* "hook": str, honoured only by the test-hook worker build */
+} vf_job;
+
+/* Worker -> broker: what came back. Map keys: v, terr, malformed, detail, status,
+ * ctype, location, text, body_bytes. */
+typedef struct {
+    char *transport_error;   /* "terr": str or nil: connect|tls|timeout|too_large|protocol|decode|internal */
+    char *malformed;         /* "malformed": str or nil: provider response had the wrong shape */
+    char *detail;            /* "detail": str (required, may be empty) */
+    int32_t http_status;     /* "status": uint 0..999, 0 = no response (required) */
+    char *content_type;      /* "ctype": str or nil */
+    char *location;          /* "location": str or nil (3xx Location, unresolved) */
+    uint8_t *text;           /* "text": bin (required, may be empty): readable text; NUL-terminated copy */
+    size_t text_len;
+    uint64_t body_bytes;     /* "body_bytes": uint, decoded body size before extraction (required) */
+} vf_result;
+
+/* Encode into a malloc'd buffer (caller frees). Returns VF_IPC_OK or VF_IPC_ERR_NOMEM /
+ * VF_IPC_ERR_RANGE if a field breaks its cap (the encoder enforces the same caps). */
+vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len);
+vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len);
+
+/* Decode strictly. On error *out is left zeroed (nothing to free) and, if
+ * field is non-NULL, *field names the offending key (static string) or "" . */
+vf_ipc_err vf_job_decode(const void *buf, size_t len, vf_job *out, const char **field);
+/* max_text caps the "text" blob (pass the job's max_body). */
+vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
+                            vf_result *out, const char **field);
+
+void vf_job_free(vf_job *job);
+void vf_result_free(vf_result *res);
+
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install Debian 12 build/test dependencies and build verifetch into ./build.
+# Usage: packaging/bootstrap.sh [extra meson setup args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEPS=(
+  meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+  libcurl4-openssl-dev libseccomp-dev libmsgpack-dev libpcre2-dev libcriterion-dev
+  libmicrohttpd-dev libjansson-dev libxml2-dev libconfig-dev libssl-dev
+  openssl ca-certificates python3 curl procps
+)
+missing=()
+for p in "${DEPS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  meson setup "$BUILD_DIR" "$@" >/dev/null
+fi
+ninja -C "$BUILD_DIR" >/dev/null
+echo "built into $BUILD_DIR/"

@@ -1,0 +1,85 @@
+/* verifetchd configuration: the built-in default and the libconfig file format
+ * (documented in packaging/verifetch.conf.example). Everything here lives only
+ * in the broker; provider secrets never leave it. */
+#ifndef VERIFETCH_CONFIG_H
+#define VERIFETCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc/ipc_messages.h"
+#include "policy/egress.h"
+
+#define VF_DEFAULT_ATTEMPT_CEILING 3u
+#define VF_MAX_ATTEMPT_CEILING     10u
+#define VF_DEFAULT_TIMEOUT_MS      15000u
+#define VF_DEFAULT_MAX_BODY        (8u * 1024u * 1024u)
+#define VF_DEFAULT_MAX_CONCURRENT  64u
+#define VF_DEFAULT_CA_FILE         "/etc/ssl/certs/ca-certificates.crt"
+
+typedef enum { VF_PROVIDER_DIRECT = 0, VF_PROVIDER_HTTP_API = 1 } vf_provider_kind;
+
+typedef struct {
+    char *name;
+    vf_provider_kind kind;
+    /* http_api only */
+    char *endpoint;          /* URL template containing exactly one "{url}" (percent-encoded target) */
+    char *cred_header;       /* header carrying the key, or NULL */
+    char *cred_format;       /* header value template with "{key}", default "{key}" */
+    char *cred_query;        /* query parameter carrying the key, or NULL */
+    char *key_origin;        /* "file /etc/..." or "env NAME": for messages, never the key */
+    char *secret;            /* the loaded key; NULL for direct */
+    vf_response_mode mode;   /* raw page or JSON with a pointer */
+    char *json_pointer;      /* RFC 6901, when mode == VF_MODE_JSON */
+    double cost_per_call;    /* for cost ordering (issue 4), default 0 */
+} vf_provider_config;
+
+typedef struct {
+    char *name;
+    uid_t *uids;             /* unix peers that map to this tenant; none = any peer */
+    size_t n_uids;
+    vf_provider_config *providers;  /* in policy order */
+    size_t n_providers;
+    unsigned attempt_ceiling;       /* 1..VF_MAX_ATTEMPT_CEILING */
+    unsigned timeout_ms;            /* per attempt, all hops included */
+    uint64_t max_body_bytes;        /* decoded body cap */
+    vf_egress_policy egress;
+} vf_tenant_config;
+
+typedef struct {
+    char *socket_path;       /* unix socket the client API listens on */
+    unsigned socket_mode;    /* chmod of the socket, default 0660 */
+    char *worker_path;       /* verifetch-worker executable */
+    char *test_hook;         /* worker.test_hook: only for the test-hook worker build; NULL otherwise */
+    char *ca_file;           /* PEM bundle handed to workers for TLS */
+    uint8_t *ca_pem;         /* its contents, read at load */
+    size_t ca_pem_len;
+    unsigned max_concurrent; /* workers alive at once, all tenants */
+    char **markers;          /* interstitial patterns; NULL = built-in list */
+    size_t n_markers;
+    vf_tenant_config *tenants;
+    size_t n_tenants;
+} vf_config;
+
+/* Built-in default: one tenant "default" (any peer), provider "direct",
+ * default egress denials, socket path from vf_default_socket_path(). */
+int vf_config_default(vf_config *out, char *err, size_t errlen);
+
+/* Load and validate a file. On error returns -1 and err reads like
+ * "/etc/verifetch.conf:12: tenants[0].providers[1].kind: must be \"direct\" or \"http_api\"".
+ * Unknown settings are errors. Key files that are group/world accessible are refused. */
+int vf_config_load(const char *path, vf_config *out, char *err, size_t errlen);
+
+void vf_config_free(vf_config *cfg);
+
+/* root: /run/verifetch/verifetch.sock; others: $XDG_RUNTIME_DIR/verifetch.sock or
+ * /tmp/verifetch-<uid>/verifetch.sock. Returns a malloc'd string. */
+char *vf_default_socket_path(void);
+
+/* Worker next to the running broker in the build tree (../worker/verifetch-worker),
+ * else the installed libexec path. malloc'd. */
+char *vf_default_worker_path(void);
+
+#endif
