@@ -26,9 +26,15 @@ int vf_broker_init(vf_broker *b, vf_config *cfg, char *err, size_t errlen)
             if (cfg->tenants[t].providers[p].secret)
                 secrets[k++] = cfg->tenants[t].providers[p].secret;
     b->redactor = vf_redactor_new(secrets, n_secrets, err, errlen);
+    int masked = b->redactor ? vf_mask_forms_build(&b->mask, secrets, n_secrets) : -1;
     free(secrets);
     if (!b->redactor)
         return -1;
+    if (masked != 0) {
+        vf_redactor_free(b->redactor);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     b->classifier = vf_classifier_new((const char *const *)cfg->markers, cfg->n_markers, err, errlen);
     if (!b->classifier) {
         vf_redactor_free(b->redactor);
@@ -49,6 +55,7 @@ void vf_broker_destroy(vf_broker *b)
 {
     vf_classifier_free(b->classifier);
     vf_redactor_free(b->redactor);
+    vf_mask_forms_free(&b->mask);
     sem_destroy(&b->worker_slots);
     if (b->upstream_tls)
         SSL_CTX_free(b->upstream_tls);

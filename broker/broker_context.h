@@ -7,6 +7,7 @@
 #include <semaphore.h>
 
 #include "broker/classify.h"
+#include "broker/mask_forms.h"
 #include "broker/redact.h"
 #include "policy/config.h"
 
@@ -15,6 +16,7 @@ typedef struct {
     vf_classifier *classifier;
     vf_redactor *redactor;
     sem_t worker_slots;      /* caps live workers at cfg->max_concurrent */
+    vf_mask_forms mask;      /* key forms masked in provider responses */
     SSL_CTX *upstream_tls;   /* the credential proxy's client context (keyed providers) */
 } vf_broker;
 

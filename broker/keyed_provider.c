@@ -127,13 +127,10 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "no worker slot free before the deadline");
         goto done;
     }
-    const char *const *forms = NULL;
-    const size_t *lens = NULL;
-    size_t n_forms = vf_redactor_exact_forms(b->redactor, &forms, &lens);
     vf_credential_proxy proxy = {
         .worker_fd = sv[0], .provider = provider, .egress = &tenant->egress,
         .tls_ctx = tls ? b->upstream_tls : NULL, .host = ep.host, .port = ep.port,
-        .expected_target = target, .mask = forms, .mask_lens = lens, .n_mask = n_forms,
+        .expected_target = target, .mask = (const char *const *)b->mask.forms, .mask_lens = b->mask.lens, .n_mask = b->mask.n,
         .max_response = tenant->max_body_bytes + VF_IPC_RESULT_OVERHEAD, .deadline_ms = deadline_ms,
     };
     if (vf_credential_proxy_start(&proxy) != 0) {

@@ -28,9 +28,4 @@ char *vf_redact_text(const vf_redactor *r, const char *in, size_t len, size_t *o
  * userinfo part. */
 char *vf_redact_url(const vf_redactor *r, const char *url);
 
-/* The exact byte strings scrubbed for the configured secrets (every form of
- * every secret), for same-length masking of the provider stream in the
- * credential proxy. Arrays are owned by the redactor. Returns the count. */
-size_t vf_redactor_exact_forms(const vf_redactor *r, const char *const **forms, const size_t **lens);
-
 #endif
