@@ -1,0 +1,82 @@
+/* Private to policy/config*.c: error formatting, typed getters and the
+ * section parsers. Every getter checks the libconfig type itself, so an int
+ * where a string belongs is an error rather than a silent conversion. */
+#ifndef VERIFETCH_CONFIG_INTERNAL_H
+#define VERIFETCH_CONFIG_INTERNAL_H
+
+#include <libconfig.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/config.h"
+
+#define VF_CFG_PATH_MAX     256   /* "tenants[0].providers[1].credential.key_file" */
+#define VF_CFG_FILE_MAX     (1024u * 1024u)
+#define VF_CFG_CA_MAX       (4u * 1024u * 1024u)
+#define VF_CFG_KEY_MAX      4096u
+#define VF_CFG_KEY_MIN      8u
+#define VF_CFG_LIST_MAX     256u  /* uids, CIDRs, providers, tenants, markers */
+#define VF_CFG_STRING_MAX   2048u
+
+typedef struct {
+    const char *path;     /* the file being loaded */
+    char *err;
+    size_t errlen;
+} vf_cfg_ctx;
+
+/* Writes "<file>:<line>: <where>: <message>" (line omitted when unknown) and
+ * returns -1, so callers can `return vf_cfg_fail(...)`. */
+int vf_cfg_fail(vf_cfg_ctx *ctx, const config_setting_t *at, const char *where,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Same, for failures not tied to a setting ("<message>" with no location). */
+int vf_cfg_fail_plain(vf_cfg_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+void vf_cfg_join(char *out, const char *parent, const char *member);
+void vf_cfg_index(char *out, const char *parent, int index);
+
+/* Members of `group` must all appear in the NULL-terminated `allowed`. */
+int vf_cfg_check_members(vf_cfg_ctx *ctx, const config_setting_t *group, const char *where,
+                         const char *const *allowed);
+
+int vf_cfg_want_group(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where);
+/* An array [..] or list (..) of at most max elements; *count gets its length. */
+int vf_cfg_want_seq(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                    unsigned max, int *count);
+int vf_cfg_get_string(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                      size_t max_len, const char **out);
+int vf_cfg_get_int(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                   long long min, long long max, long long *out);
+int vf_cfg_get_bool(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where, bool *out);
+/* Integers are accepted too: "cost = 0;" means 0.0. */
+int vf_cfg_get_number(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                      double min, double max, double *out);
+
+/* Name rule shared by tenants and providers: [a-z0-9_-]{1,32}. */
+bool vf_cfg_valid_name(const char *name);
+
+/* Rejects integer literals libconfig 1.5 would silently wrap (it has no
+ * overflow check) and files too long for its 16-bit line numbers. */
+int vf_cfg_lexcheck(vf_cfg_ctx *ctx, const char *text, size_t len);
+
+/* Secrets and files. `why` gets a message that never contains key bytes. */
+int vf_cfg_key_from_file(const char *path, char **secret, char *why, size_t whylen);
+int vf_cfg_key_from_env(const char *name, char **secret, char *why, size_t whylen);
+/* Reads a PEM bundle; *missing is set (and 0 returned) when the file does not exist. */
+int vf_cfg_read_ca(const char *path, uint8_t **pem, size_t *len, bool *missing, char *why,
+                   size_t whylen);
+void vf_cfg_wipe_free(char *secret);
+
+/* Section parsers: fill *out from `s` (already known to be a group). */
+int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                          vf_provider_config *out);
+int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                        vf_tenant_config *out);
+
+/* The built-in tenant: "default", any peer, provider "direct". */
+int vf_cfg_default_tenant(vf_tenant_config *out);
+void vf_cfg_provider_free(vf_provider_config *p);
+void vf_cfg_tenant_free(vf_tenant_config *t);
+
+#endif

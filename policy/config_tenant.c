@@ -1,0 +1,256 @@
+/* One entry of tenants: identity, limits, egress policy and providers. */
+#include "policy/config_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROVIDERS 32u
+#define MAX_PORTS     64u
+#define MAX_UID       4294967294LL    /* (uid_t)-1 means "no uid" to the kernel */
+
+static const char *const tenant_members[] = {
+    "name", "uids", "attempt_ceiling", "timeout_ms", "max_body_bytes", "egress", "providers", NULL,
+};
+static const char *const egress_members[] = { "allow", "deny", "ports", "any_port", NULL };
+
+static int parse_cidrs(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                       vf_cidr **out, size_t *n_out)
+{
+    int n;
+    if (vf_cfg_want_seq(ctx, s, where, VF_CFG_LIST_MAX, &n) != 0)
+        return -1;
+    *out = calloc((size_t)n + 1, sizeof **out);
+    if (!*out)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = config_setting_get_elem(s, (unsigned)i);
+        char path[VF_CFG_PATH_MAX];
+        const char *text;
+        vf_cfg_index(path, where, i);
+        if (vf_cfg_get_string(ctx, elem, path, 64, &text) != 0)
+            return -1;
+        if (vf_cidr_parse(text, &(*out)[i]) != 0)
+            return vf_cfg_fail(ctx, elem, path,
+                               "\"%s\" is not an IPv4/IPv6 address or CIDR without host bits "
+                               "(e.g. \"10.0.0.0/8\", \"::1/128\")", text);
+        *n_out = (size_t)i + 1;
+    }
+    return 0;
+}
+
+static int parse_ports(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                       vf_egress_policy *eg)
+{
+    int n;
+    if (vf_cfg_want_seq(ctx, s, where, MAX_PORTS, &n) != 0)
+        return -1;
+    if (n == 0)
+        return vf_cfg_fail(ctx, s, where, "must list at least one port (or set any_port = true)");
+    eg->ports = calloc((size_t)n, sizeof *eg->ports);
+    if (!eg->ports)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+    for (int i = 0; i < n; i++) {
+        char path[VF_CFG_PATH_MAX];
+        long long port;
+        vf_cfg_index(path, where, i);
+        if (vf_cfg_get_int(ctx, config_setting_get_elem(s, (unsigned)i), path, 1, 65535, &port) != 0)
+            return -1;
+        eg->ports[i] = (uint16_t)port;
+        eg->n_ports = (size_t)i + 1;
+    }
+    return 0;
+}
+
+static int parse_egress(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                        vf_egress_policy *eg)
+{
+    if (vf_cfg_want_group(ctx, s, where) != 0 ||
+        vf_cfg_check_members(ctx, s, where, egress_members) != 0)
+        return -1;
+    char path[VF_CFG_PATH_MAX];
+    const config_setting_t *at;
+    if ((at = config_setting_get_member(s, "allow"))) {
+        vf_cfg_join(path, where, "allow");
+        if (parse_cidrs(ctx, at, path, &eg->allow, &eg->n_allow) != 0)
+            return -1;
+    }
+    if ((at = config_setting_get_member(s, "deny"))) {
+        vf_cfg_join(path, where, "deny");
+        if (parse_cidrs(ctx, at, path, &eg->deny, &eg->n_deny) != 0)
+            return -1;
+    }
+    if ((at = config_setting_get_member(s, "ports"))) {
+        vf_cfg_join(path, where, "ports");
+        if (parse_ports(ctx, at, path, eg) != 0)
+            return -1;
+    }
+    if ((at = config_setting_get_member(s, "any_port"))) {
+        vf_cfg_join(path, where, "any_port");
+        if (vf_cfg_get_bool(ctx, at, path, &eg->any_port) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_uids(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                      vf_tenant_config *t)
+{
+    int n;
+    if (vf_cfg_want_seq(ctx, s, where, VF_CFG_LIST_MAX, &n) != 0)
+        return -1;
+    t->uids = calloc((size_t)n + 1, sizeof *t->uids);
+    if (!t->uids)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = config_setting_get_elem(s, (unsigned)i);
+        char path[VF_CFG_PATH_MAX];
+        long long uid;
+        vf_cfg_index(path, where, i);
+        if (vf_cfg_get_int(ctx, elem, path, 0, MAX_UID, &uid) != 0)
+            return -1;
+        for (int k = 0; k < i; k++)
+            if (t->uids[k] == (uid_t)uid)
+                return vf_cfg_fail(ctx, elem, path, "uid %lld is listed twice", uid);
+        t->uids[i] = (uid_t)uid;
+        t->n_uids = (size_t)i + 1;
+    }
+    return 0;
+}
+
+static int parse_providers(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                           vf_tenant_config *t)
+{
+    int n;
+    if (vf_cfg_want_seq(ctx, s, where, MAX_PROVIDERS, &n) != 0)
+        return -1;
+    t->providers = calloc((size_t)n + 1, sizeof *t->providers);
+    if (!t->providers)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = config_setting_get_elem(s, (unsigned)i);
+        char path[VF_CFG_PATH_MAX];
+        vf_cfg_index(path, where, i);
+        if (vf_cfg_want_group(ctx, elem, path) != 0)
+            return -1;
+        /* Count it first so a half-filled provider (maybe holding a key) is freed. */
+        t->n_providers = (size_t)i + 1;
+        if (vf_cfg_parse_provider(ctx, elem, path, &t->providers[i]) != 0)
+            return -1;
+        for (int k = 0; k < i; k++)
+            if (strcmp(t->providers[k].name, t->providers[i].name) == 0) {
+                char name_path[VF_CFG_PATH_MAX];
+                vf_cfg_join(name_path, path, "name");
+                return vf_cfg_fail(ctx, config_setting_get_member(elem, "name"), name_path,
+                                   "duplicate provider name \"%s\" (also %s[%d])",
+                                   t->providers[i].name, where, k);
+            }
+    }
+    return 0;
+}
+
+static int default_direct_provider(vf_tenant_config *t)
+{
+    t->providers = calloc(1, sizeof *t->providers);
+    if (!t->providers)
+        return -1;
+    t->n_providers = 1;
+    t->providers[0].kind = VF_PROVIDER_DIRECT;
+    t->providers[0].mode = VF_MODE_RAW;
+    t->providers[0].name = strdup("direct");
+    return t->providers[0].name ? 0 : -1;
+}
+
+static void set_default_limits(vf_tenant_config *t)
+{
+    t->attempt_ceiling = VF_DEFAULT_ATTEMPT_CEILING;
+    t->timeout_ms = VF_DEFAULT_TIMEOUT_MS;
+    t->max_body_bytes = VF_DEFAULT_MAX_BODY;
+}
+
+int vf_cfg_default_tenant(vf_tenant_config *out)
+{
+    memset(out, 0, sizeof *out);
+    set_default_limits(out);
+    out->name = strdup("default");
+    if (!out->name || default_direct_provider(out) != 0) {
+        vf_cfg_tenant_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads an optional integer member within [min, max] into *out (left alone when absent). */
+static int limit_member(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                        const char *name, long long min, long long max, long long *out)
+{
+    const config_setting_t *at = config_setting_get_member(s, name);
+    char path[VF_CFG_PATH_MAX];
+    vf_cfg_join(path, where, name);
+    return at ? vf_cfg_get_int(ctx, at, path, min, max, out) : 0;
+}
+
+int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                        vf_tenant_config *out)
+{
+    memset(out, 0, sizeof *out);
+    set_default_limits(out);
+    if (vf_cfg_check_members(ctx, s, where, tenant_members) != 0)
+        return -1;
+
+    char path[VF_CFG_PATH_MAX];
+    const config_setting_t *at = config_setting_get_member(s, "name");
+    const char *name = "default";
+    vf_cfg_join(path, where, "name");
+    if (at && vf_cfg_get_string(ctx, at, path, VF_CFG_STRING_MAX, &name) != 0)
+        return -1;
+    if (!vf_cfg_valid_name(name))
+        return vf_cfg_fail(ctx, at, path, "\"%.64s\" must be 1-32 characters of a-z, 0-9, '_', '-'",
+                           name);
+    out->name = strdup(name);
+    if (!out->name)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+
+    if ((at = config_setting_get_member(s, "uids"))) {
+        vf_cfg_join(path, where, "uids");
+        if (parse_uids(ctx, at, path, out) != 0)
+            return -1;
+    }
+
+    long long ceiling = out->attempt_ceiling, timeout = out->timeout_ms;
+    long long body = (long long)out->max_body_bytes;
+    if (limit_member(ctx, s, where, "attempt_ceiling", 1, VF_MAX_ATTEMPT_CEILING, &ceiling) != 0 ||
+        limit_member(ctx, s, where, "timeout_ms", 100, 600000, &timeout) != 0 ||
+        limit_member(ctx, s, where, "max_body_bytes", 1024, 268435456, &body) != 0)
+        return -1;
+    out->attempt_ceiling = (unsigned)ceiling;
+    out->timeout_ms = (unsigned)timeout;
+    out->max_body_bytes = (uint64_t)body;
+
+    if ((at = config_setting_get_member(s, "egress"))) {
+        vf_cfg_join(path, where, "egress");
+        if (parse_egress(ctx, at, path, &out->egress) != 0)
+            return -1;
+    }
+
+    /* Absent means the built-in "direct"; an explicit empty list means none at all. */
+    if ((at = config_setting_get_member(s, "providers"))) {
+        vf_cfg_join(path, where, "providers");
+        return parse_providers(ctx, at, path, out);
+    }
+    if (default_direct_provider(out) != 0)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+    return 0;
+}
+
+void vf_cfg_tenant_free(vf_tenant_config *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t->uids);
+    for (size_t i = 0; i < t->n_providers && t->providers; i++)
+        vf_cfg_provider_free(&t->providers[i]);
+    free(t->providers);
+    vf_egress_policy_free(&t->egress);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,101 @@
+/* Provider order for one lookup, and a short human reason the receipt records.
+ *
+ * Strategies (per tenant):
+ *  static  the configured order.
+ *  domain  the first rule whose host pattern matches the request host gives the
+ *          order (provider names); providers the rule does not name are appended
+ *          in configured order, or dropped with drop_unlisted. No match: static.
+ *  cost    cheapest cost_per_call first, ties keep configured order; with a
+ *          budget, providers stop being added once the cumulative cost would
+ *          exceed it.
+ *  health  configured order (or fastest EWMA latency first with by_latency),
+ *          skipping providers whose circuit refuses them (policy/circuit.h).
+ * skip_unhealthy layers the health skipping onto static, domain and cost.
+ *
+ * Host patterns: "example.com" matches exactly that host; "*.example.com"
+ * matches any host below it at any depth (a.example.com, a.b.example.com) but
+ * NOT the apex example.com and not badexample.com: list the apex as its own
+ * pattern when wanted. "*" alone matches every host. Matching ignores case and
+ * one trailing dot on the host. */
+#ifndef VERIFETCH_ORDERING_H
+#define VERIFETCH_ORDERING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/circuit.h"
+#include "policy/config.h"
+
+#define VF_ORDER_MAX         32u   /* providers per tenant (the config's cap) */
+#define VF_ORDER_REASON_MAX  384u
+#define VF_ORDER_MAX_RULES   256u
+#define VF_ORDER_MAX_PATTERNS 64u  /* per rule */
+
+typedef enum { VF_ORDER_STATIC = 0, VF_ORDER_DOMAIN, VF_ORDER_COST, VF_ORDER_HEALTH } vf_order_strategy;
+
+typedef struct {
+    char **patterns;          /* host patterns; any one matching selects the rule */
+    size_t n_patterns;
+    char **providers;         /* provider names in the order to try them */
+    size_t n_providers;
+} vf_domain_rule;
+
+/* All-zero = static. Owned by the tenant config (vf_order_config_free). */
+typedef struct {
+    vf_order_strategy strategy;
+    vf_domain_rule *rules;    /* domain: first match wins */
+    size_t n_rules;
+    bool drop_unlisted;       /* domain: providers a matching rule does not name are dropped */
+    bool has_budget;          /* cost: per-lookup budget in cost_per_call units */
+    double budget;
+    bool by_latency;          /* health: fastest EWMA latency first; unmeasured keep configured order after measured */
+    bool skip_unhealthy;      /* static/domain/cost: also skip providers whose circuit refuses them */
+} vf_order_config;
+
+const char *vf_order_strategy_name(vf_order_strategy s);   /* "static", "domain", "cost", "health" */
+int vf_order_strategy_parse(const char *name, vf_order_strategy *out);   /* 0 or -1 */
+
+/* Pattern syntax: "*", or an optional leading "*." then dot-separated labels of
+ * letters, digits, '-', '_' (':' too, for IPv6 literals), none empty, <= 253
+ * chars in all. Case does not matter. Invalid patterns never match. */
+bool vf_host_pattern_valid(const char *pattern);
+bool vf_host_pattern_match(const char *pattern, const char *host);
+
+/* Config-load check: strategy known, patterns valid, rule provider names exist
+ * among the tenant's providers and appear once per rule, budget >= 0.
+ * 0 or -1 with err like "rules[1].providers[0]: unknown provider \"fetchr\"". */
+int vf_order_config_validate(const vf_order_config *cfg, const vf_provider_config *providers,
+                             size_t n_providers, char *err, size_t errlen);
+void vf_order_config_free(vf_order_config *cfg);
+
+typedef struct {
+    const char *tenant;                   /* circuit key; borrowed */
+    const vf_provider_config *providers;  /* the tenant's providers, configured order */
+    size_t n_providers;                   /* <= VF_ORDER_MAX */
+    const char *host;                     /* request URL host (NULL/empty: no rule matches) */
+    const vf_order_config *cfg;           /* NULL = static */
+    vf_circuit_registry *circuits;        /* required for health/skip_unhealthy; else optional */
+    uint64_t now_ms;
+    size_t limit;                         /* at most this many providers (the attempt budget); 0 = all */
+} vf_order_input;
+
+typedef struct {
+    size_t n;
+    size_t index[VF_ORDER_MAX];           /* into vf_order_input.providers */
+    /* One per position when circuits were given: pass to vf_circuit_record after
+     * that attempt; vf_order_release_unused gives back the rest. */
+    vf_circuit_ticket ticket[VF_ORDER_MAX];
+    bool has_tickets;
+    char reason[VF_ORDER_REASON_MAX];     /* e.g. "domain rule '*.example.com'" */
+} vf_order;
+
+/* 0 on success (out->n may be 0: e.g. every circuit open, or a budget below
+ * the cheapest provider; the reason says which). -1 on bad input (too many
+ * providers, health without circuits); out->reason then says what. */
+int vf_order_compute(const vf_order_input *in, vf_order *out);
+
+/* After the lookup: release the probe slots of positions never attempted. */
+void vf_order_release_unused(vf_order *order, vf_circuit_registry *circuits);
+
+#endif
