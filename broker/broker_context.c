@@ -1,67 +1,110 @@
 #include "broker/broker_context.h"
 
-#include "broker/tls_upstream.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int vf_broker_init(vf_broker *b, vf_config *cfg, char *err, size_t errlen)
+#include "broker/tls_upstream.h"
+
+/* Every configured key, for redaction and for masking provider streams. */
+static const char **collect_secrets(const vf_config *cfg, size_t *n)
 {
-    memset(b, 0, sizeof *b);
-    /* Every configured key is scrubbed from everything the broker emits. */
-    size_t n_secrets = 0;
+    *n = 0;
     for (size_t t = 0; t < cfg->n_tenants; t++)
         for (size_t p = 0; p < cfg->tenants[t].n_providers; p++)
             if (cfg->tenants[t].providers[p].secret)
-                n_secrets++;
-    const char **secrets = calloc(n_secrets ? n_secrets : 1, sizeof *secrets);
-    if (!secrets) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+                (*n)++;
+    const char **secrets = calloc(*n ? *n : 1, sizeof *secrets);
+    if (!secrets)
+        return NULL;
     size_t k = 0;
     for (size_t t = 0; t < cfg->n_tenants; t++)
         for (size_t p = 0; p < cfg->tenants[t].n_providers; p++)
             if (cfg->tenants[t].providers[p].secret)
                 secrets[k++] = cfg->tenants[t].providers[p].secret;
-    b->redactor = vf_redactor_new(secrets, n_secrets, err, errlen);
-    int masked = b->redactor ? vf_mask_forms_build(&b->mask, secrets, n_secrets) : -1;
-    free(secrets);
-    if (!b->redactor)
-        return -1;
-    if (masked != 0) {
-        vf_redactor_free(b->redactor);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    b->classifier = vf_classifier_new((const char *const *)cfg->markers, cfg->n_markers, err, errlen);
-    if (!b->classifier) {
-        vf_redactor_free(b->redactor);
-        return -1;
-    }
-    b->upstream_tls = vf_upstream_tls_context(cfg->ca_pem, cfg->ca_pem_len, err, errlen);
-    if (!b->upstream_tls) {
-        vf_classifier_free(b->classifier);
-        vf_redactor_free(b->redactor);
-        return -1;
-    }
-    sem_init(&b->worker_slots, 0, cfg->max_concurrent);
-    b->cfg = cfg;
-    return 0;
+    return secrets;
 }
 
-void vf_broker_destroy(vf_broker *b)
+static void release_engines(vf_broker *b)
 {
     vf_classifier_free(b->classifier);
     vf_redactor_free(b->redactor);
     vf_mask_forms_free(&b->mask);
-    sem_destroy(&b->worker_slots);
     if (b->upstream_tls)
         SSL_CTX_free(b->upstream_tls);
-    if (b->cfg) {
-        vf_config_free(b->cfg);
-        free(b->cfg);
+}
+
+vf_broker *vf_broker_new(vf_config *cfg, sem_t *worker_slots, char *err, size_t errlen)
+{
+    vf_broker *b = calloc(1, sizeof *b);
+    size_t n_secrets = 0;
+    const char **secrets = b ? collect_secrets(cfg, &n_secrets) : NULL;
+    if (!secrets) {
+        free(b);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
     }
-    memset(b, 0, sizeof *b);
+    b->redactor = vf_redactor_new(secrets, n_secrets, err, errlen);
+    if (b->redactor && vf_mask_forms_build(&b->mask, secrets, n_secrets) != 0)
+        snprintf(err, errlen, "out of memory");
+    else if (b->redactor)
+        b->classifier = vf_classifier_new((const char *const *)cfg->markers, cfg->n_markers, err, errlen);
+    if (b->classifier)
+        b->upstream_tls = vf_upstream_tls_context(cfg->ca_pem, cfg->ca_pem_len, err, errlen);
+    free(secrets);
+    if (!b->upstream_tls) {
+        release_engines(b);
+        free(b);
+        return NULL;
+    }
+    b->cfg = cfg;
+    b->worker_slots = worker_slots;
+    atomic_init(&b->refs, 1);
+    return b;
+}
+
+void vf_broker_ref(vf_broker *b)
+{
+    atomic_fetch_add(&b->refs, 1);
+}
+
+void vf_broker_unref(vf_broker *b)
+{
+    if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
+        return;
+    release_engines(b);
+    vf_config_free(b->cfg);
+    free(b->cfg);
+    free(b);
+}
+
+void vf_holder_init(vf_broker_holder *h, vf_broker *initial)
+{
+    pthread_mutex_init(&h->lock, NULL);
+    h->current = initial;
+}
+
+vf_broker *vf_holder_acquire(vf_broker_holder *h)
+{
+    pthread_mutex_lock(&h->lock);
+    vf_broker *b = h->current;
+    vf_broker_ref(b);
+    pthread_mutex_unlock(&h->lock);
+    return b;
+}
+
+void vf_holder_swap(vf_broker_holder *h, vf_broker *next)
+{
+    pthread_mutex_lock(&h->lock);
+    vf_broker *old = h->current;
+    h->current = next;
+    pthread_mutex_unlock(&h->lock);
+    vf_broker_unref(old);   /* lookups still holding it finish on it */
+}
+
+void vf_holder_destroy(vf_broker_holder *h)
+{
+    vf_broker_unref(h->current);
+    h->current = NULL;
+    pthread_mutex_destroy(&h->lock);
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <semaphore.h>
+
 #include "broker/broker_context.h"
 #include "broker/server.h"
 #include "policy/config.h"
@@ -88,6 +90,27 @@ static void describe(const vf_config *cfg)
     }
 }
 
+/* SIGHUP: build a complete new snapshot first; only a valid one replaces the
+ * running policy, and in-flight lookups finish on the snapshot they took. */
+static void reload(const options *o, vf_broker_holder *holder, sem_t *slots)
+{
+    vf_config *cfg = load_config(o);
+    if (!cfg) {
+        fprintf(stderr, "verifetchd: reload rejected; keeping the running configuration\n");
+        return;
+    }
+    char err[1024];
+    vf_broker *next = vf_broker_new(cfg, slots, err, sizeof err);
+    if (!next) {
+        fprintf(stderr, "verifetchd: reload rejected (%s); keeping the running configuration\n", err);
+        vf_config_free(cfg);
+        free(cfg);
+        return;
+    }
+    vf_holder_swap(holder, next);
+    fprintf(stderr, "verifetchd: configuration reloaded\n");
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -113,31 +136,51 @@ int main(int argc, char **argv)
     sigemptyset(&wait_for);
     sigaddset(&wait_for, SIGTERM);
     sigaddset(&wait_for, SIGINT);
+    sigaddset(&wait_for, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &wait_for, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    vf_broker broker;
+    static sem_t worker_slots;
+    sem_init(&worker_slots, 0, cfg->max_concurrent);
     char err[1024];
-    if (vf_broker_init(&broker, cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "verifetchd: %s\n", err);
+    char *socket_path = strdup(cfg->socket_path);
+    unsigned socket_mode = cfg->socket_mode;
+    unsigned max_connections = cfg->max_concurrent * 4 + 16;
+    vf_broker *broker = socket_path ? vf_broker_new(cfg, &worker_slots, err, sizeof err) : NULL;
+    if (!broker) {
+        fprintf(stderr, "verifetchd: %s\n", socket_path ? err : "out of memory");
         vf_config_free(cfg);
         free(cfg);
+        free(socket_path);
         return 1;
     }
-    vf_server *server = vf_server_start(&broker, cfg->socket_path, cfg->socket_mode, err, sizeof err);
+    vf_broker_holder holder;
+    vf_holder_init(&holder, broker);
+    vf_server *server = vf_server_start(&holder, socket_path, socket_mode, max_connections, err, sizeof err);
     if (!server) {
         fprintf(stderr, "verifetchd: %s\n", err);
-        vf_broker_destroy(&broker);
+        vf_holder_destroy(&holder);
+        free(socket_path);
         return 1;
     }
-    printf("verifetchd: listening on unix:%s\n", cfg->socket_path);
+    printf("verifetchd: listening on unix:%s\n", socket_path);
     fflush(stdout);
 
-    int sig = 0;
-    sigwait(&wait_for, &sig);
-    fprintf(stderr, "verifetchd: %s received, finishing in-flight lookups\n", strsignal(sig));
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&wait_for, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            reload(&o, &holder, &worker_slots);
+            continue;
+        }
+        fprintf(stderr, "verifetchd: %s received, finishing in-flight lookups\n", strsignal(sig));
+        break;
+    }
     vf_server_stop(server);
-    vf_broker_destroy(&broker);
+    vf_holder_destroy(&holder);
+    sem_destroy(&worker_slots);
+    free(socket_path);
     curl_global_cleanup();
     return 0;
 }

@@ -15,7 +15,7 @@
 
 struct vf_server {
     struct MHD_Daemon *daemon;
-    vf_broker *broker;
+    vf_broker_holder *holder;
     char *socket_path;
     int listen_fd;
 };
@@ -73,35 +73,35 @@ static const vf_tenant_config *tenant_for(const vf_config *cfg, struct MHD_Conne
     return any;
 }
 
-static enum MHD_Result handle_lookup(vf_server *s, struct MHD_Connection *c, request_ctx *ctx)
+static enum MHD_Result handle_lookup(vf_broker *b, struct MHD_Connection *c, request_ctx *ctx)
 {
     if (ctx->too_large)
         return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "", "request body is larger than 64 KiB");
-    const vf_tenant_config *tenant = tenant_for(s->broker->cfg, c);
+    const vf_tenant_config *tenant = tenant_for(b->cfg, c);
     if (!tenant)
         return send_error(c, MHD_HTTP_FORBIDDEN, "", "this caller is not mapped to any tenant");
     vf_lookup_request req;
     vf_request_error err;
     if (vf_request_parse(ctx->body ? ctx->body : "", ctx->len, &req, &err) != 0)
         return send_error(c, MHD_HTTP_BAD_REQUEST, err.field, err.message);
-    json_t *result = vf_lookup_run(s->broker, tenant, &req);
+    json_t *result = vf_lookup_run(b, tenant, &req);
     vf_request_free(&req);
     return send_json(c, MHD_HTTP_OK, result);
 }
 
-static enum MHD_Result route(vf_server *s, struct MHD_Connection *c, const char *method, const char *url,
+static enum MHD_Result route(vf_broker *b, struct MHD_Connection *c, const char *method, const char *url,
                              request_ctx *ctx)
 {
     bool get = strcmp(method, "GET") == 0;
     bool post = strcmp(method, "POST") == 0;
     if (strcmp(url, "/v1/lookup") == 0)
-        return post ? handle_lookup(s, c, ctx)
+        return post ? handle_lookup(b, c, ctx)
                     : send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", "use POST for /v1/lookup");
     if (strcmp(url, "/v1/health") == 0)
         return get ? send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"))
                    : send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", "use GET for /v1/health");
     if (strcmp(url, "/v1/tool-spec") == 0) {
-        const vf_tenant_config *t = tenant_for(s->broker->cfg, c);
+        const vf_tenant_config *t = tenant_for(b->cfg, c);
         unsigned ceiling = t ? t->attempt_ceiling : VF_DEFAULT_ATTEMPT_CEILING;
         return get ? send_json(c, MHD_HTTP_OK, vf_tool_spec(ceiling))
                    : send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", "use GET for /v1/tool-spec");
@@ -139,7 +139,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
-    return route(s, c, method, url, ctx);
+    /* One snapshot for the whole request, even if SIGHUP swaps policy now. */
+    vf_broker *b = vf_holder_acquire(s->holder);
+    enum MHD_Result ret = route(b, c, method, url, ctx);
+    vf_broker_unref(b);
+    return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -156,7 +160,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
 }
 
-vf_server *vf_server_start(vf_broker *b, const char *socket_path, unsigned mode, char *err, size_t errlen)
+vf_server *vf_server_start(vf_broker_holder *holder, const char *socket_path, unsigned mode,
+                           unsigned max_connections, char *err, size_t errlen)
 {
     vf_server *s = calloc(1, sizeof *s);
     if (!s || !(s->socket_path = strdup(socket_path))) {
@@ -164,14 +169,14 @@ vf_server *vf_server_start(vf_broker *b, const char *socket_path, unsigned mode,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    s->broker = b;
+    s->holder = holder;
     s->listen_fd = vf_unix_listen(socket_path, mode, err, errlen);
     if (s->listen_fd < 0) {
         free(s->socket_path);
         free(s);
         return NULL;
     }
-    unsigned limit = b->cfg->max_concurrent * 4 + 16;
+    unsigned limit = max_connections;
     s->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
         on_request, s,

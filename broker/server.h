@@ -10,8 +10,8 @@ typedef struct vf_server vf_server;
 
 /* Bind the unix socket (refusing to steal one a live daemon holds), start
  * serving. NULL with err on failure. */
-vf_server *vf_server_start(vf_broker *b, const char *socket_path, unsigned mode,
-                           char *err, size_t errlen);
+vf_server *vf_server_start(vf_broker_holder *holder, const char *socket_path, unsigned mode,
+                           unsigned max_connections, char *err, size_t errlen);
 
 /* Stop accepting, let in-flight lookups finish, remove the socket. */
 void vf_server_stop(vf_server *s);
