@@ -351,7 +351,7 @@ static host_entry *add_host(provider_entry *p, const vf_circuit_params *params, 
         return NULL;
     host_entry *h = &p->hosts[p->n_hosts++];
     memset(h, 0, sizeof *h);
-    snprintf(h->host, sizeof h->host, "%s", host);
+    memcpy(h->host, host, strlen(host) + 1);   /* normalized: <= VF_CIRCUIT_HOST_MAX */
     return h;
 }
 
@@ -383,9 +383,11 @@ bool vf_circuit_admit(vf_circuit_registry *r, const char *tenant, const char *pr
                       const char *host, uint64_t now_ms, vf_circuit_ticket *ticket,
                       vf_circuit_decision *why)
 {
+    fill_decision(why, true, false, false, VF_CIRCUIT_CLOSED, 0);
+    if (!ticket)
+        return true;   /* nothing could report back: admit untracked, take no probe */
     vf_circuit_ticket_observe(ticket, tenant, provider, host);
     ticket->gated = true;
-    fill_decision(why, true, false, false, VF_CIRCUIT_CLOSED, 0);
     if (!r || !name_ok(tenant) || !name_ok(provider))
         return true;
     char norm[VF_CIRCUIT_HOST_MAX + 1];

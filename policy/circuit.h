@@ -89,8 +89,9 @@ typedef struct {
 
 /* Health-gated admission: may `provider` be tried for `host` now? On true the
  * ticket must later go to vf_circuit_record or vf_circuit_release. Untracked
- * names are created on first use; when a cap or allocation fails the attempt
- * is admitted untracked (health is advisory and must not block lookups). */
+ * names are created on first use; when a cap or allocation fails, or ticket is
+ * NULL, the attempt is admitted untracked (health is advisory and must not
+ * block lookups). */
 bool vf_circuit_admit(vf_circuit_registry *r, const char *tenant, const char *provider,
                       const char *host, uint64_t now_ms, vf_circuit_ticket *ticket,
                       vf_circuit_decision *why);

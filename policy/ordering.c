@@ -185,10 +185,11 @@ static void say(reason_buf *r, const char *fmt, ...)
     int n = vsnprintf(r->buf + r->len, r->cap - r->len, fmt, ap);
     va_end(ap);
     if (n < 0 || (size_t)n >= r->cap - r->len) {
-        /* Cut cleanly and say so: names are ASCII, so no character is split. */
+        /* vsnprintf filled the buffer: keep what fits and say it was cut (names
+         * are ASCII, so no character is split). */
         r->truncated = true;
         size_t keep = r->cap > 4 ? r->cap - 4 : 0;
-        if (r->len > keep)
+        if (n >= 0 || r->len > keep)
             r->len = keep;
         snprintf(r->buf + r->len, r->cap - r->len, "...");
         r->len = strlen(r->buf);

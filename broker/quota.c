@@ -1,0 +1,188 @@
+#include "broker/quota.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tokens are kept in units of 1/60000 token so refill is exact integer math:
+ * at R requests per minute the bucket gains R units per millisecond. */
+#define UNITS_PER_TOKEN 60000ull
+
+typedef struct {
+    char name[VF_QUOTA_NAME_MAX + 1];
+    vf_quota_limits limits;
+    unsigned in_flight;
+    uint64_t units;         /* current tokens, in units */
+    uint64_t refilled_at;   /* ms of the last refill */
+} tenant_quota;
+
+struct vf_quota {
+    pthread_mutex_t lock;
+    tenant_quota *tenants;
+    size_t n, cap;
+};
+
+const char *vf_quota_verdict_name(vf_quota_verdict v)
+{
+    switch (v) {
+    case VF_QUOTA_OK: return "ok";
+    case VF_QUOTA_CONCURRENCY: return "concurrency";
+    case VF_QUOTA_RATE: return "rate";
+    case VF_QUOTA_UNKNOWN_TENANT: return "unknown_tenant";
+    }
+    return "unknown";
+}
+
+vf_quota *vf_quota_new(void)
+{
+    vf_quota *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    if (pthread_mutex_init(&q->lock, NULL) != 0) {
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+void vf_quota_free(vf_quota *q)
+{
+    if (!q)
+        return;
+    free(q->tenants);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}
+
+static tenant_quota *find(vf_quota *q, const char *name)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (strcmp(q->tenants[i].name, name) == 0)
+            return &q->tenants[i];
+    return NULL;
+}
+
+static uint64_t capacity_units(const vf_quota_limits *l)
+{
+    unsigned burst = l->burst ? l->burst : l->requests_per_minute;
+    return (uint64_t)burst * UNITS_PER_TOKEN;
+}
+
+static void refill(tenant_quota *t, uint64_t now)
+{
+    uint64_t cap = capacity_units(&t->limits);
+    if (now > t->refilled_at && t->limits.requests_per_minute > 0) {
+        uint64_t dt = now - t->refilled_at;
+        uint64_t rate = t->limits.requests_per_minute;
+        /* dt beyond what fills the bucket is capped first, so dt * rate cannot overflow. */
+        uint64_t fill_ms = cap / rate + 1;
+        uint64_t gained = (dt >= fill_ms ? fill_ms : dt) * rate;
+        t->units = cap - t->units <= gained ? cap : t->units + gained;
+    }
+    /* A clock that steps back just restarts the refill from here. */
+    t->refilled_at = now;
+    if (t->units > cap)
+        t->units = cap;
+}
+
+static bool name_ok(const char *name)
+{
+    return name && name[0] && strlen(name) <= VF_QUOTA_NAME_MAX;
+}
+
+int vf_quota_configure(vf_quota *q, const char *tenant, const vf_quota_limits *limits, uint64_t now_ms)
+{
+    if (!q || !limits || !name_ok(tenant) || limits->requests_per_minute > VF_QUOTA_MAX_RPM ||
+        limits->burst > VF_QUOTA_MAX_RPM)
+        return -1;
+    int rc = 0;
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, tenant);
+    if (t) {
+        refill(t, now_ms);
+        bool was_unlimited = t->limits.requests_per_minute == 0;
+        t->limits = *limits;
+        if (was_unlimited)
+            t->units = capacity_units(limits);   /* turning a rate on starts with a full bucket */
+        refill(t, now_ms);   /* caps tokens to the new bucket size */
+    } else if (q->n >= VF_QUOTA_MAX_TENANTS) {
+        rc = -1;
+    } else {
+        if (q->n == q->cap) {
+            size_t next = q->cap ? q->cap * 2 : 8;
+            tenant_quota *grown = realloc(q->tenants, next * sizeof *grown);
+            if (!grown) {
+                pthread_mutex_unlock(&q->lock);
+                return -1;
+            }
+            q->tenants = grown;
+            q->cap = next;
+        }
+        t = &q->tenants[q->n++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", tenant);
+        t->limits = *limits;
+        t->units = capacity_units(limits);
+        t->refilled_at = now_ms;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s)
+{
+    unsigned retry = 1;
+    vf_quota_verdict v = VF_QUOTA_OK;
+    if (!q || !name_ok(tenant)) {
+        v = VF_QUOTA_UNKNOWN_TENANT;
+        goto out;
+    }
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, tenant);
+    if (!t) {
+        v = VF_QUOTA_UNKNOWN_TENANT;
+    } else if (t->limits.max_concurrent && t->in_flight >= t->limits.max_concurrent) {
+        v = VF_QUOTA_CONCURRENCY;
+    } else if (t->limits.requests_per_minute) {
+        refill(t, now_ms);
+        if (t->units >= UNITS_PER_TOKEN) {
+            t->units -= UNITS_PER_TOKEN;
+        } else {
+            v = VF_QUOTA_RATE;
+            uint64_t rate = t->limits.requests_per_minute;
+            uint64_t wait_ms = (UNITS_PER_TOKEN - t->units + rate - 1) / rate;
+            uint64_t wait_s = (wait_ms + 999) / 1000;
+            retry = wait_s < 1 ? 1 : (unsigned)wait_s;
+        }
+    }
+    if (v == VF_QUOTA_OK)
+        t->in_flight++;
+    pthread_mutex_unlock(&q->lock);
+out:
+    if (retry_after_s)
+        *retry_after_s = v == VF_QUOTA_OK ? 0 : retry;
+    return v;
+}
+
+void vf_quota_release(vf_quota *q, const char *tenant)
+{
+    if (!q || !name_ok(tenant))
+        return;
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, tenant);
+    if (t && t->in_flight > 0)
+        t->in_flight--;
+    pthread_mutex_unlock(&q->lock);
+}
+
+unsigned vf_quota_in_flight(vf_quota *q, const char *tenant)
+{
+    if (!q || !name_ok(tenant))
+        return 0;
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, tenant);
+    unsigned n = t ? t->in_flight : 0;
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}

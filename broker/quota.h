@@ -1,0 +1,54 @@
+/* Per-tenant admission quotas: lookups in flight at once and requests per
+ * minute (a token bucket: `burst` requests at once, refilled continuously at
+ * requests_per_minute). Thread-safe; time is passed in (monotonic ms).
+ * A refusal says which limit tripped and how long to wait (Retry-After). */
+#ifndef VERIFETCH_QUOTA_H
+#define VERIFETCH_QUOTA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VF_QUOTA_MAX_TENANTS 256u
+#define VF_QUOTA_MAX_RPM     1000000u
+#define VF_QUOTA_NAME_MAX    64u
+
+typedef struct {
+    unsigned max_concurrent;       /* lookups in flight; 0 = unlimited */
+    unsigned requests_per_minute;  /* 0 = unlimited; <= VF_QUOTA_MAX_RPM */
+    unsigned burst;                /* bucket size; 0 = requests_per_minute; <= VF_QUOTA_MAX_RPM */
+} vf_quota_limits;
+
+typedef enum {
+    VF_QUOTA_OK = 0,
+    VF_QUOTA_CONCURRENCY,          /* too many lookups in flight */
+    VF_QUOTA_RATE,                 /* requests per minute used up */
+    VF_QUOTA_UNKNOWN_TENANT,       /* never configured: refused (a broker bug, not a client error) */
+} vf_quota_verdict;
+
+typedef struct vf_quota vf_quota;
+
+vf_quota *vf_quota_new(void);
+void vf_quota_free(vf_quota *q);
+
+/* Add a tenant or, on config reload, change its limits. In-flight counts are
+ * kept; the bucket keeps its tokens (capped to the new size). A new tenant
+ * starts with a full bucket. 0, or -1 on a bad name, limit or the tenant cap. */
+int vf_quota_configure(vf_quota *q, const char *tenant, const vf_quota_limits *limits, uint64_t now_ms);
+
+/* Admit one lookup: on VF_QUOTA_OK the caller owns a concurrency slot and must
+ * call vf_quota_release. Otherwise nothing is taken and *retry_after_s (when
+ * not NULL) is >= 1: for rate, the seconds until a token is back (rounded up);
+ * for concurrency, 1 (slots free when lookups end, which cannot be predicted).
+ * Concurrency is checked first, so a refused lookup never spends a token. */
+vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s);
+
+/* End of an admitted lookup. Unknown tenants and extra releases are ignored. */
+void vf_quota_release(vf_quota *q, const char *tenant);
+
+/* Lookups in flight for tenant (0 when unknown). */
+unsigned vf_quota_in_flight(vf_quota *q, const char *tenant);
+
+/* "ok", "concurrency", "rate", "unknown_tenant" */
+const char *vf_quota_verdict_name(vf_quota_verdict v);
+
+#endif
