@@ -1,0 +1,231 @@
+/* HTML -> text, charset decoding and the text stage dispatch, unconfined. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "charset.h"
+#include "extract.h"
+#include "extract_html.h"
+
+static char *render(const char *html, size_t max_out)
+{
+    size_t n;
+    char *t = vf_html_to_text(html, strlen(html), max_out, &n);
+    cr_assert_not_null(t);
+    cr_assert_eq(strlen(t), n);
+    return t;
+}
+
+Test(extract_html, script_style_noscript_template_are_dropped)
+{
+    char *t = render("<html><head><style>body{x:1}</style><script>var s='<p>no</p>';"
+                     "</script></head><body>keep<noscript>nojs</noscript>"
+                     "<template><p>tpl</p></template> this</body></html>",
+                     4096);
+    cr_assert_str_eq(t, "keep this");
+    free(t);
+}
+
+Test(extract_html, entities_are_decoded)
+{
+    char *t = render("<p>a &amp; b &lt;c&gt; &quot;d&quot; &#233;&#x20AC; &eacute;</p>", 4096);
+    cr_assert_str_eq(t, "a & b <c> \"d\" \xc3\xa9\xe2\x82\xac \xc3\xa9");
+    free(t);
+}
+
+Test(extract_html, whitespace_collapses_and_blocks_break_lines)
+{
+    char *t = render("<body>\n  <h1> Title </h1>\n<p>one\t\n two&nbsp;&nbsp;three</p>"
+                     "<ul><li>x</li><li>y</li></ul>in<b>line</b> <i>words</i>"
+                     "<table><tr><td>c1</td><td>c2</td></tr></table>a<br>b</body>",
+                     4096);
+    cr_assert_str_eq(t, "Title\none two three\nx\ny\ninline words\nc1 c2\na\nb");
+    free(t);
+}
+
+Test(extract_html, pre_keeps_its_line_breaks)
+{
+    char *t = render("<pre>line 1\nline 2</pre>", 4096);
+    cr_assert_str_eq(t, "line 1\nline 2");
+    free(t);
+}
+
+Test(extract_html, output_is_bounded_on_a_character_boundary)
+{
+    /* "é" is two bytes; a 5-byte cap must not split the third one. */
+    char *t = render("<p>\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9</p>", 5);
+    cr_assert_str_eq(t, "\xc3\xa9\xc3\xa9");
+    free(t);
+    t = render("<p>abcdefghij</p>", 4);
+    cr_assert_str_eq(t, "abcd");
+    free(t);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static char *repeat(const char *unit, size_t times, const char *tail)
+{
+    size_t u = strlen(unit), tl = strlen(tail);
+    char *s = malloc(u * times + tl + 1);
+    cr_assert_not_null(s);
+    for (size_t i = 0; i < times; i++)
+        memcpy(s + i * u, unit, u);
+    memcpy(s + u * times, tail, tl + 1);
+    return s;
+}
+
+Test(extract_html, hundred_thousand_nested_tags_are_cheap)
+{
+    char *doc = repeat("<div>", 100000, "deep");
+    char *head = malloc(strlen(doc) + 32);
+    strcpy(head, "<p>before</p>");
+    strcat(head, doc);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t n;
+    char *t = vf_html_to_text(head, strlen(head), 1 << 20, &n);
+    double s = seconds_since(&t0);
+    cr_assert_not_null(t);
+    cr_assert_lt(s, 1.0, "took %.2f s", s);
+    /* Text before the nesting limit survives. */
+    cr_assert(strncmp(t, "before", 6) == 0, "%s", t);
+    free(t);
+    free(doc);
+    free(head);
+}
+
+Test(extract_html, stray_end_tags_over_deep_stack_are_bounded)
+{
+    /* libxml2 searches its whole open-element stack for each unmatched end tag:
+     * 1000 open tags + 2M stray end tags took 4 s before the error budget. */
+    char *open_tags = repeat("<b>", 1000, "");
+    char *stray = repeat("</i>", 2000000, "");
+    size_t a = strlen(open_tags), b = strlen(stray);
+    char *doc = malloc(a + b + 16);
+    memcpy(doc, "start", 5);
+    memcpy(doc + 5, open_tags, a);
+    memcpy(doc + 5 + a, stray, b + 1);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t n;
+    char *t = vf_html_to_text(doc, strlen(doc), 1 << 20, &n);
+    double s = seconds_since(&t0);
+    cr_assert_not_null(t);
+    cr_assert_lt(s, 1.0, "took %.2f s", s);
+    cr_assert_str_eq(t, "start");
+    free(t);
+    free(doc);
+    free(open_tags);
+    free(stray);
+}
+
+Test(extract_html, empty_and_tagless_input)
+{
+    char *t = render("", 100);
+    cr_assert_str_eq(t, "");
+    free(t);
+    t = render("just text", 100);
+    cr_assert_str_eq(t, "just text");
+    free(t);
+}
+
+/* ---- charset ---------------------------------------------------------- */
+
+static char *decode(const char *in, size_t n, vf_charset cs)
+{
+    size_t len;
+    char *out = vf_to_utf8((const unsigned char *)in, n, cs, 1 << 20, &len);
+    cr_assert_not_null(out);
+    cr_assert_eq(strlen(out), len);
+    return out;
+}
+
+Test(charset, latin1_labels_decode_as_windows_1252)
+{
+    cr_assert_eq(vf_charset_from_content_type("text/html; charset=ISO-8859-1"),
+                 VF_CS_WINDOWS_1252);
+    cr_assert_eq(vf_charset_from_content_type("text/html;charset=\"latin1\""),
+                 VF_CS_WINDOWS_1252);
+    cr_assert_eq(vf_charset_from_content_type("text/html; charset=Shift_JIS"), VF_CS_UNKNOWN);
+    cr_assert_eq(vf_charset_from_content_type("text/html"), VF_CS_UNKNOWN);
+    char *s = decode("caf\xe9 \x93q\x94", 8, VF_CS_WINDOWS_1252);
+    cr_assert_str_eq(s, "caf\xc3\xa9 \xe2\x80\x9cq\xe2\x80\x9d");
+    free(s);
+}
+
+Test(charset, detection_order)
+{
+    const unsigned char bom[] = "\xef\xbb\xbfhi";
+    cr_assert_eq(vf_charset_detect(bom, 5, "text/html; charset=iso-8859-1", 1), VF_CS_UTF8);
+    const unsigned char meta[] = "<meta charset='windows-1252'><p>\xe9";
+    cr_assert_eq(vf_charset_detect(meta, sizeof meta - 1, "text/html", 1), VF_CS_WINDOWS_1252);
+    cr_assert_eq(vf_charset_detect(meta, sizeof meta - 1, "text/html; charset=utf-8", 1),
+                 VF_CS_UTF8);
+    const unsigned char exotic[] = "<meta charset=shift_jis>\x93\xfa";
+    cr_assert_eq(vf_charset_detect(exotic, sizeof exotic - 1, NULL, 1), VF_CS_WINDOWS_1252);
+    const unsigned char valid[] = "<meta charset=euc-kr>\xc3\xa9";
+    cr_assert_eq(vf_charset_detect(valid, sizeof valid - 1, NULL, 1), VF_CS_UTF8);
+}
+
+Test(charset, invalid_utf8_nul_and_utf16)
+{
+    const char bad[] = "a\xc0\xafz\xed\xa0\x80" "b\0c";
+    char *s = decode(bad, sizeof bad - 1, VF_CS_UTF8);
+    /* overlong, surrogate: one U+FFFD per bad byte; NUL dropped. */
+    cr_assert_str_eq(s, "a\xef\xbf\xbd\xef\xbf\xbdz\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "bc");
+    free(s);
+    const char le[] = "\xff\xfeh\0\xe9\0=\xd8\x00\xde"; /* BOM, h, é, U+1F600 */
+    s = decode(le, sizeof le - 1, vf_charset_detect((const unsigned char *)le, sizeof le - 1,
+                                                    NULL, 0));
+    cr_assert_str_eq(s, "h\xc3\xa9\xf0\x9f\x98\x80");
+    free(s);
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+Test(extract, kinds_by_media_type)
+{
+    cr_assert_eq(vf_body_kind_of("text/html; charset=utf-8"), VF_KIND_HTML);
+    cr_assert_eq(vf_body_kind_of("Application/XHTML+XML"), VF_KIND_HTML);
+    cr_assert_eq(vf_body_kind_of("text/plain"), VF_KIND_TEXT);
+    cr_assert_eq(vf_body_kind_of("application/ld+json"), VF_KIND_TEXT);
+    cr_assert_eq(vf_body_kind_of("application/atom+xml"), VF_KIND_TEXT);
+    cr_assert_eq(vf_body_kind_of("image/png"), VF_KIND_OTHER);
+    cr_assert_eq(vf_body_kind_of("application/octet-stream"), VF_KIND_OTHER);
+    cr_assert_eq(vf_body_kind_of(NULL), VF_KIND_OTHER);
+}
+
+Test(extract, plain_text_passes_through_without_nul)
+{
+    vf_extracted ex;
+    const char body[] = "line one\nline\0 two";
+    cr_assert(vf_extract(VF_MODE_RAW, NULL, 200, "text/plain", body, sizeof body - 1, 100, &ex));
+    cr_assert_str_eq(ex.text, "line one\nline two");
+    cr_assert_not(ex.malformed);
+    free(ex.text);
+}
+
+Test(extract, binary_type_gives_empty_text)
+{
+    vf_extracted ex;
+    cr_assert(vf_extract(VF_MODE_RAW, NULL, 200, "image/gif", "GIF89a", 6, 100, &ex));
+    cr_assert_eq(ex.text_len, 0);
+    cr_assert_str_eq(ex.text, "");
+    free(ex.text);
+}
+
+Test(extract, json_mode_non_2xx_is_not_judged_as_json)
+{
+    vf_extracted ex;
+    const char *body = "<p>upstream error</p>";
+    cr_assert(vf_extract(VF_MODE_JSON, "/x", 502, "text/html", body, strlen(body), 100, &ex));
+    cr_assert_not(ex.malformed);
+    cr_assert_str_eq(ex.text, "upstream error");
+    free(ex.text);
+}

@@ -1,0 +1,96 @@
+#include "confine.h"
+#include "sanitizer.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+
+/* Enough for fd 0-3, the passed socket and curl's wakeup socketpair. */
+#define VF_WORKER_NOFILE 16
+#define MIB (1024ull * 1024ull)
+
+static int fail(char *err, size_t errlen, const char *what)
+{
+    snprintf(err, errlen, "%s: %s", what, strerror(errno));
+    return -1;
+}
+
+int vf_close_inherited_fds(char *err, size_t errlen)
+{
+    if (close_range(VF_WORKER_IPC_FD + 1, ~0u, 0) != 0)
+        return fail(err, errlen, "close_range");
+    return 0;
+}
+
+static int set_limit(int resource, rlim_t soft, rlim_t hard)
+{
+    struct rlimit rl = { .rlim_cur = soft, .rlim_max = hard };
+    return setrlimit(resource, &rl);
+}
+
+int vf_apply_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size_t errlen)
+{
+#ifndef VF_UNDER_ASAN
+    /* Body, its UTF-8 copy (up to 3x) and the extracted text all live at once;
+     * the fixed part covers libraries, TLS and the parser. */
+    rlim_t as = (rlim_t)(512 * MIB + 6 * max_body);
+    if (set_limit(RLIMIT_AS, as, as) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_AS)");
+#else
+    (void)max_body;
+#endif
+    /* The broker kills on wall-clock time; this catches a spinning parser even
+     * if the broker is slow to notice. SIGXCPU at soft, SIGKILL at hard. */
+    rlim_t cpu = (rlim_t)(timeout_ms / 1000u) + 2;
+    if (set_limit(RLIMIT_CPU, cpu, cpu + 1) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_CPU)");
+    if (set_limit(RLIMIT_NOFILE, VF_WORKER_NOFILE, VF_WORKER_NOFILE) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_NOFILE)");
+    if (set_limit(RLIMIT_FSIZE, 0, 0) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_FSIZE)");
+    if (set_limit(RLIMIT_NPROC, 0, 0) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_NPROC)");
+    if (set_limit(RLIMIT_CORE, 0, 0) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_CORE)");
+    return 0;
+}
+
+int vf_drop_root(char *err, size_t errlen)
+{
+    if (geteuid() != 0 && getuid() != 0)
+        return 0;
+    const gid_t gid = VF_WORKER_NOBODY;
+    const uid_t uid = VF_WORKER_NOBODY;
+    if (setgroups(0, NULL) != 0)
+        return fail(err, errlen, "setgroups");
+    if (setresgid(gid, gid, gid) != 0)
+        return fail(err, errlen, "setresgid");
+    if (setresuid(uid, uid, uid) != 0)
+        return fail(err, errlen, "setresuid");
+    uid_t ru, eu, su;
+    gid_t rg, eg, sg;
+    if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0)
+        return fail(err, errlen, "getresuid");
+    if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid ||
+        getgroups(0, NULL) != 0) {
+        snprintf(err, errlen, "uid/gid drop did not stick");
+        return -1;
+    }
+    if (setresuid(0, 0, 0) == 0) {
+        snprintf(err, errlen, "root could be regained after the drop");
+        return -1;
+    }
+    return 0;
+}
+
+int vf_set_no_new_privs(char *err, size_t errlen)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return fail(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS)");
+    return 0;
+}

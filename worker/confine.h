@@ -1,0 +1,25 @@
+/* Process-level confinement steps, in the order main() applies them. Each
+ * returns 0 or -1 with a short reason in err. */
+#ifndef VERIFETCH_WORKER_CONFINE_H
+#define VERIFETCH_WORKER_CONFINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VF_WORKER_IPC_FD 3
+#define VF_WORKER_NOBODY 65534u
+
+/* Closes every descriptor above the IPC socket, whatever the parent leaked. */
+int vf_close_inherited_fds(char *err, size_t errlen);
+
+/* AS (skipped under ASan, whose shadow memory needs terabytes of address space),
+ * CPU from the timeout, NOFILE small, FSIZE/NPROC/CORE 0. */
+int vf_apply_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size_t errlen);
+
+/* When running as root: no supplementary groups, then 65534:65534 for all of
+ * real/effective/saved ids, verified (including that root cannot come back). */
+int vf_drop_root(char *err, size_t errlen);
+
+int vf_set_no_new_privs(char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,92 @@
+#include "extract.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "charset.h"
+#include "extract_html.h"
+#include "json_content.h"
+
+static bool media_is(const char *m, size_t n, const char *want)
+{
+    return strlen(want) == n && strncasecmp(m, want, n) == 0;
+}
+
+static bool media_has_suffix(const char *m, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n > k && strncasecmp(m + n - k, suffix, k) == 0;
+}
+
+vf_body_kind vf_body_kind_of(const char *ct)
+{
+    if (!ct)
+        return VF_KIND_OTHER;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    if (media_is(ct, n, "text/html") || media_is(ct, n, "application/xhtml+xml"))
+        return VF_KIND_HTML;
+    if ((n > 5 && strncasecmp(ct, "text/", 5) == 0) || media_is(ct, n, "application/json") ||
+        media_is(ct, n, "application/xml"))
+        return VF_KIND_TEXT;
+    if (n > 12 && strncasecmp(ct, "application/", 12) == 0 &&
+        (media_has_suffix(ct, n, "+json") || media_has_suffix(ct, n, "+xml")))
+        return VF_KIND_TEXT;
+    return VF_KIND_OTHER;
+}
+
+static bool extract_json(const char *pointer, const char *body, size_t len, size_t max_text,
+                         vf_extracted *out)
+{
+    vf_json_status st = vf_json_extract(body, len, pointer ? pointer : "", max_text,
+                                        &out->text, &out->text_len, out->detail,
+                                        sizeof out->detail);
+    if (st == VF_JSON_NOMEM)
+        return false;
+    if (st != VF_JSON_OK) {
+        out->malformed = true;
+        out->text = calloc(1, 1);
+        out->text_len = 0;
+        return out->text != NULL;
+    }
+    out->ctype_is_plain = true;
+    return true;
+}
+
+bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
+                const char *content_type, const char *body, size_t len,
+                size_t max_text, vf_extracted *out)
+{
+    memset(out, 0, sizeof *out);
+    /* JSON mode judges a provider's answer; an HTTP error from the provider
+     * stays an HTTP error (its body is passed through like any other). */
+    if (mode == VF_MODE_JSON && http_status >= 200 && http_status < 300)
+        return extract_json(json_pointer, body, len, max_text, out);
+
+    vf_body_kind kind = vf_body_kind_of(content_type);
+    if (kind == VF_KIND_OTHER) {
+        out->text = calloc(1, 1);
+        return out->text != NULL;
+    }
+    const unsigned char *raw = (const unsigned char *)body;
+    vf_charset cs = vf_charset_detect(raw, len, content_type, kind == VF_KIND_HTML);
+    /* At most 3 UTF-8 bytes per input byte, so this never cuts HTML input. */
+    size_t utf8_cap = kind == VF_KIND_HTML ? (len <= SIZE_MAX / 3 ? len * 3 : SIZE_MAX) : max_text;
+    size_t utf8_len;
+    char *utf8 = vf_to_utf8(raw, len, cs, utf8_cap, &utf8_len);
+    if (!utf8)
+        return false;
+    if (kind == VF_KIND_TEXT) {
+        out->text = utf8;
+        out->text_len = utf8_len;
+        return true;
+    }
+    out->text = vf_html_to_text(utf8, utf8_len, max_text, &out->text_len);
+    free(utf8);
+    return out->text != NULL;
+}

@@ -1,0 +1,30 @@
+/* From a fetched body to the text the broker judges: HTML is rendered to
+ * readable text, other text types are decoded to UTF-8, JSON mode follows the
+ * job's pointer, anything else yields no text (the broker goes by the type). */
+#ifndef VERIFETCH_WORKER_EXTRACT_H
+#define VERIFETCH_WORKER_EXTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ipc/ipc_messages.h"
+
+typedef enum { VF_KIND_HTML, VF_KIND_TEXT, VF_KIND_OTHER } vf_body_kind;
+
+/* By media type (parameters and case ignored); NULL is VF_KIND_OTHER. */
+vf_body_kind vf_body_kind_of(const char *content_type);
+
+typedef struct {
+    char *text;           /* malloc'd, NUL-terminated, valid UTF-8, never NULL on success */
+    size_t text_len;
+    bool malformed;       /* JSON mode: the response had the wrong shape */
+    bool ctype_is_plain;  /* JSON mode success: report text/plain; charset=utf-8 */
+    char detail[VF_IPC_MAX_DETAIL];
+} vf_extracted;
+
+/* Returns false only when out of memory. */
+bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
+                const char *content_type, const char *body, size_t len,
+                size_t max_text, vf_extracted *out);
+
+#endif

@@ -1,0 +1,34 @@
+/* One HTTP(S) exchange with libcurl over a socket the broker already connected. */
+#ifndef VERIFETCH_WORKER_FETCH_H
+#define VERIFETCH_WORKER_FETCH_H
+
+#include <stddef.h>
+
+#include "ipc/ipc_messages.h"
+#include "text_buf.h"
+
+/* Total response header bytes accepted (all header lines of the exchange). */
+#define VF_FETCH_MAX_HEADER_BYTES (64u * 1024u)
+
+typedef struct {
+    const char *terr;          /* static transport error code, NULL on success */
+    char detail[VF_IPC_MAX_DETAIL];
+    int status;                /* 0 when no status line arrived */
+    char *content_type;        /* malloc'd, NULL when absent */
+    char *location;            /* malloc'd raw Location of a 3xx, NULL when absent */
+    vf_tbuf body;              /* decoded body, at most job->max_body bytes */
+} vf_fetch_result;
+
+/* Things libcurl must do while files may still be opened: global init (loads
+ * OpenSSL's config), and turning an international host name into punycode
+ * (libidn2 reaches iconv). Rewrites *url in place when needed (malloc'd).
+ * Returns 0, or -1 with a reason in err. */
+int vf_fetch_prepare(char **url, char *err, size_t errlen);
+
+/* Fetches job->url over sock, which is consumed (closed) in all cases. Never
+ * follows redirects. */
+void vf_fetch(const vf_job *job, int sock, vf_fetch_result *out);
+
+void vf_fetch_result_free(vf_fetch_result *r);
+
+#endif

@@ -1,0 +1,151 @@
+#include "test_hooks.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ipc/ipc_frame.h"
+#include "sanitizer.h"
+
+static const struct {
+    const char *name;
+    vf_hook hook;
+} hooks[] = {
+    {"socket_after_confine", VF_HOOK_SOCKET_AFTER_CONFINE},
+    {"open_after_confine", VF_HOOK_OPEN_AFTER_CONFINE},
+    {"fork_bomb", VF_HOOK_FORK_BOMB},
+    {"hang", VF_HOOK_HANG},
+    {"crash", VF_HOOK_CRASH},
+    {"alloc_bomb", VF_HOOK_ALLOC_BOMB},
+    {"garbage_result", VF_HOOK_GARBAGE_RESULT},
+    {"oversized_frame", VF_HOOK_OVERSIZED_FRAME},
+    {"trailing_bytes", VF_HOOK_TRAILING_BYTES},
+    {"hang_after_result", VF_HOOK_HANG_AFTER_RESULT},
+};
+
+bool vf_hook_parse(const char *name, vf_hook *out)
+{
+    *out = VF_HOOK_NONE;
+    if (!name)
+        return true;
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
+        if (strcmp(hooks[i].name, name) == 0) {
+            *out = hooks[i].hook;
+            return true;
+        }
+    return false;
+}
+
+static void block_forever(void)
+{
+    for (;;)
+        poll(NULL, 0, -1);
+}
+
+static void alloc_until_refused(void)
+{
+    const size_t chunk = 16u * 1024u * 1024u;
+#ifdef VF_UNDER_ASAN
+    /* No RLIMIT_AS under ASan: stop at 1 GiB rather than exhaust the host. */
+    size_t budget = 64;
+#else
+    size_t budget = SIZE_MAX;
+#endif
+    for (; budget > 0; budget--) {
+        char *p = malloc(chunk);
+        if (!p)
+            break;
+        memset(p, 0xA5, chunk); /* touch it: the memory must really exist */
+    }
+    _exit(3);
+}
+
+/* A real fault, not a sanitizer report: UBSan would intercept the null store
+ * and then die by SIGSYS while symbolizing its message. */
+#if defined(__GNUC__)
+__attribute__((no_sanitize_undefined))
+#endif
+static void crash(void)
+{
+    *(volatile int *)(uintptr_t)0 = 1;
+}
+
+void vf_hook_after_confine(vf_hook hook)
+{
+    switch (hook) {
+    case VF_HOOK_SOCKET_AFTER_CONFINE:
+        (void)socket(AF_INET, SOCK_STREAM, 0);
+        return;
+    case VF_HOOK_OPEN_AFTER_CONFINE:
+        (void)open("/etc/passwd", O_RDONLY);
+        return;
+    case VF_HOOK_FORK_BOMB:
+        for (int i = 0; i < 64; i++)
+            if (fork() == 0)
+                _exit(0);
+        return;
+    case VF_HOOK_HANG:
+        block_forever();
+        return;
+    case VF_HOOK_CRASH:
+        crash();
+        return;
+    case VF_HOOK_ALLOC_BOMB:
+        alloc_until_refused();
+        return;
+    default:
+        return;
+    }
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return;
+        c += k;
+        n -= (size_t)k;
+    }
+}
+
+bool vf_hook_send(vf_hook hook, int ipc_fd, const void *frame, size_t len)
+{
+    static const char junk[] = "\xc1\xc1 this is not msgpack \xc1";
+    switch (hook) {
+    case VF_HOOK_GARBAGE_RESULT:
+        vf_ipc_send_frame(ipc_fd, junk, sizeof junk - 1, -1);
+        return true;
+    case VF_HOOK_OVERSIZED_FRAME: {
+        uint32_t be = htonl(1u << 30);
+        send_all(ipc_fd, &be, sizeof be);
+        send_all(ipc_fd, junk, sizeof junk - 1);
+        return true;
+    }
+    case VF_HOOK_TRAILING_BYTES: {
+        char *buf = malloc(len + 4);
+        if (!buf)
+            return false;
+        memcpy(buf, frame, len);
+        memcpy(buf + len, "\xc0\xc0\xc0\xc0", 4); /* four msgpack nils after the map */
+        vf_ipc_send_frame(ipc_fd, buf, len + 4, -1);
+        free(buf);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+void vf_hook_after_result(vf_hook hook)
+{
+    if (hook == VF_HOOK_HANG_AFTER_RESULT)
+        block_forever();
+}

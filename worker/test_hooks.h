@@ -1,0 +1,39 @@
+/* Misbehaviours on demand, so tests can prove the filter and the broker's
+ * handling of a broken worker. Compiled only into verifetch-worker-testhooks
+ * (VF_WORKER_TEST_HOOKS); the production worker refuses any job with a hook. */
+#ifndef VERIFETCH_WORKER_TEST_HOOKS_H
+#define VERIFETCH_WORKER_TEST_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    VF_HOOK_NONE = 0,
+    VF_HOOK_SOCKET_AFTER_CONFINE, /* socket(): must die by SIGSYS */
+    VF_HOOK_OPEN_AFTER_CONFINE,   /* open("/etc/passwd"): must die by SIGSYS */
+    VF_HOOK_FORK_BOMB,            /* fork(): must die by SIGSYS */
+    VF_HOOK_HANG,                 /* block forever after confinement */
+    VF_HOOK_CRASH,                /* SIGSEGV */
+    VF_HOOK_ALLOC_BOMB,           /* allocate until refused, exit nonzero */
+    VF_HOOK_GARBAGE_RESULT,       /* a frame that is not msgpack */
+    VF_HOOK_OVERSIZED_FRAME,      /* a 1 GiB length prefix */
+    VF_HOOK_TRAILING_BYTES,       /* a valid result followed by junk in the frame */
+    VF_HOOK_HANG_AFTER_RESULT,    /* fetch, answer, then block forever */
+} vf_hook;
+
+/* VF_HOOK_NONE for NULL; false for a name this build does not know. */
+bool vf_hook_parse(const char *name, vf_hook *out);
+
+/* Runs right after the seccomp filter is loaded. Returns only for hooks that
+ * act later (or when a forbidden call was unexpectedly allowed: then it
+ * returns and main reports that). */
+void vf_hook_after_confine(vf_hook hook);
+
+/* Replaces sending the encoded result frame; true when the hook sent something
+ * itself. */
+bool vf_hook_send(vf_hook hook, int ipc_fd, const void *frame, size_t len);
+
+/* Runs after the result frame went out. */
+void vf_hook_after_result(vf_hook hook);
+
+#endif

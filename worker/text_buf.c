@@ -1,0 +1,82 @@
+#include "text_buf.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vf_tbuf_init(vf_tbuf *b, size_t limit)
+{
+    memset(b, 0, sizeof *b);
+    b->limit = limit;
+}
+
+static bool reserve(vf_tbuf *b, size_t need)
+{
+    if (need + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < need + 1)
+        cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
+    /* Never allocate much past the ceiling just because doubling overshot it. */
+    if (cap > b->limit + 1 && need + 1 <= b->limit + 1)
+        cap = b->limit + 1;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+bool vf_tbuf_append(vf_tbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return false;
+    bool whole = true;
+    if (n > b->limit - b->len) {
+        n = b->limit - b->len;
+        b->truncated = true;
+        whole = false;
+    }
+    if (!reserve(b, b->len + n))
+        return false;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return whole;
+}
+
+bool vf_tbuf_putc(vf_tbuf *b, char c)
+{
+    return vf_tbuf_append(b, &c, 1);
+}
+
+char *vf_tbuf_take(vf_tbuf *b, size_t *len)
+{
+    if (b->oom) {
+        vf_tbuf_free(b);
+        *len = 0;
+        return NULL;
+    }
+    if (!reserve(b, b->len)) {
+        vf_tbuf_free(b);
+        *len = 0;
+        return NULL;
+    }
+    b->data[b->len] = '\0';
+    char *out = b->data;
+    *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return out;
+}
+
+void vf_tbuf_free(vf_tbuf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
