@@ -1,0 +1,104 @@
+/* Redaction of everything the broker lets out: exact values of configured
+ * secrets in every encoding they leak in (redact_secrets.c) and patterns
+ * for credentials we were not told about (redact_patterns.c), found in one
+ * scan (redact_scan.c) in which secrets take precedence. URLs then get a
+ * structural pass (redact_url.c). The redactor is immutable once built;
+ * each call allocates its own PCRE2 match data, so one redactor serves any
+ * number of threads. */
+#include "broker/redact.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/redact_buf.h"
+#include "broker/redact_patterns.h"
+#include "broker/redact_scan.h"
+#include "broker/redact_secrets.h"
+#include "broker/redact_testing.h"
+#include "broker/redact_url.h"
+
+struct vf_redactor {
+    vf_secret_set *secrets;
+    vf_pattern_set *patterns;
+    vf_trigset any; /* union of the secrets' and the patterns' triggers */
+};
+
+vf_redactor *vf_redactor_new(const char *const *secrets, size_t n_secrets,
+                             char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    vf_redactor *r = calloc(1, sizeof *r);
+    if (!r) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->secrets = vf_secret_set_new(secrets, n_secrets, err, errlen);
+    if (r->secrets)
+        r->patterns = vf_pattern_set_new(err, errlen);
+    if (!r->patterns) {
+        vf_redactor_free(r);
+        return NULL;
+    }
+    r->any = *vf_secret_set_triggers(r->secrets);
+    vf_trigset_union(&r->any, vf_pattern_set_triggers(r->patterns));
+    return r;
+}
+
+void vf_redactor_free(vf_redactor *r)
+{
+    if (!r)
+        return;
+    vf_secret_set_free(r->secrets);
+    vf_pattern_set_free(r->patterns);
+    free(r);
+}
+
+void vf_redactor_set_match_limit(vf_redactor *r, uint32_t limit)
+{
+    vf_pattern_set_set_match_limit(r->patterns, limit);
+}
+
+static char *redact(const vf_redactor *r, const char *in, size_t len, bool url, size_t *out_len)
+{
+    if (!r)
+        return NULL;
+    if (!in)
+        len = 0;
+    vf_rbuf text;
+    vf_rbuf_init(&text, len);
+    if (!vf_redact_scan(r->secrets, r->patterns, &r->any, vf_secret_set_triggers(r->secrets), in,
+                        len, &text)) {
+        vf_rbuf_free(&text);
+        return NULL;
+    }
+    if (!url)
+        return vf_rbuf_finish(&text, out_len);
+    /* After the scan, so a secret containing '&' or '=' is already gone
+     * whole before the URL is split into parameters. */
+    vf_rbuf structured;
+    vf_rbuf_init(&structured, text.len);
+    if (!text.failed)
+        vf_url_scrub(text.data, text.len, &structured);
+    bool failed = text.failed;
+    vf_rbuf_free(&text);
+    if (failed) {
+        vf_rbuf_free(&structured);
+        return NULL;
+    }
+    return vf_rbuf_finish(&structured, out_len);
+}
+
+char *vf_redact_text(const vf_redactor *r, const char *in, size_t len, size_t *out_len)
+{
+    return redact(r, in, len, false, out_len);
+}
+
+char *vf_redact_url(const vf_redactor *r, const char *url)
+{
+    if (!url)
+        url = "";
+    return redact(r, url, strlen(url), true, NULL);
+}

@@ -1,0 +1,76 @@
+/* Growable output buffer for the redaction passes. Failure is sticky so the
+ * passes can stay free of error plumbing and check once at the end. */
+#include "broker/redact_buf.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/redact.h"
+
+static bool reserve(vf_rbuf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (extra <= b->cap - b->len)
+        return true;
+    if (extra > SIZE_MAX - b->len - 1)
+        goto fail;
+    size_t want = b->len + extra + 1;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < want)
+        cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+    char *grown = realloc(b->data, cap);
+    if (!grown)
+        goto fail;
+    b->data = grown;
+    b->cap = cap;
+    return true;
+fail:
+    b->failed = true;
+    return false;
+}
+
+void vf_rbuf_init(vf_rbuf *b, size_t hint)
+{
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+    /* Room for the text plus a few replacements avoids most reallocs. */
+    reserve(b, hint < SIZE_MAX - 256 ? hint + 256 : hint);
+}
+
+void vf_rbuf_put(vf_rbuf *b, const void *p, size_t n)
+{
+    if (n == 0 || !reserve(b, n))
+        return;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void vf_rbuf_put_redacted(vf_rbuf *b)
+{
+    vf_rbuf_put(b, VF_REDACTED, sizeof VF_REDACTED - 1);
+}
+
+char *vf_rbuf_finish(vf_rbuf *b, size_t *out_len)
+{
+    if (!reserve(b, 1)) {
+        vf_rbuf_free(b);
+        return NULL;
+    }
+    b->data[b->len] = '\0';
+    if (out_len)
+        *out_len = b->len;
+    char *data = b->data;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return data;
+}
+
+void vf_rbuf_free(vf_rbuf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

@@ -1,0 +1,22 @@
+/* Growable output buffer shared by the redaction passes (private). */
+#ifndef VERIFETCH_REDACT_BUF_H
+#define VERIFETCH_REDACT_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed; every later put is a no-op */
+} vf_rbuf;
+
+/* hint: expected final length (the input length is a good guess). */
+void vf_rbuf_init(vf_rbuf *b, size_t hint);
+void vf_rbuf_put(vf_rbuf *b, const void *p, size_t n);
+void vf_rbuf_put_redacted(vf_rbuf *b);
+/* NUL-terminates and hands the bytes over (NULL if anything failed). */
+char *vf_rbuf_finish(vf_rbuf *b, size_t *out_len);
+void vf_rbuf_free(vf_rbuf *b);
+
+#endif
