@@ -40,7 +40,7 @@ const char *vf_proxy_check_request(const char *head, size_t len, const char *exp
         return "expected target too long";
     if ((size_t)(eol - head) != (size_t)wn || memcmp(head, want, (size_t)wn) != 0)
         return "request is not GET of the expected provider endpoint";
-    bool host_ok = false;
+    bool host_ok = false, terminated = false;
     const char *p = eol + 2;
     const char *end = head + len;
     while (p < end) {
@@ -48,8 +48,10 @@ const char *vf_proxy_check_request(const char *head, size_t len, const char *exp
         if (!le)
             return "malformed header section";
         size_t ll = (size_t)(le - p);
-        if (ll == 0)
+        if (ll == 0) {
+            terminated = true;
             break;
+        }
         if (memchr(p, '\0', ll))
             return "NUL byte in request headers";
         const char *v;
@@ -65,6 +67,8 @@ const char *vf_proxy_check_request(const char *head, size_t len, const char *exp
         }
         p = le + 2;
     }
+    if (!terminated)
+        return "request head is not terminated";
     return host_ok ? NULL : "request has no Host header";
 }
 
