@@ -26,6 +26,7 @@ typedef struct {
     char *text;                  /* malloc'd valid UTF-8, NUL-terminated, or NULL */
     size_t text_len;
     char *final_url;             /* URL of the last hop, malloc'd or NULL */
+    const char *denied_rule;     /* egress rule that refused a hop (static), or NULL */
     unsigned redirects;
 } vf_fetch_outcome;
 

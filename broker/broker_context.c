@@ -34,7 +34,7 @@ static void release_engines(vf_broker *b)
         SSL_CTX_free(b->upstream_tls);
 }
 
-vf_broker *vf_broker_new(vf_config *cfg, sem_t *worker_slots, char *err, size_t errlen)
+vf_broker *vf_broker_new(vf_config *cfg, vf_runtime *rt, char *err, size_t errlen)
 {
     vf_broker *b = calloc(1, sizeof *b);
     size_t n_secrets = 0;
@@ -52,13 +52,17 @@ vf_broker *vf_broker_new(vf_config *cfg, sem_t *worker_slots, char *err, size_t 
     if (b->classifier)
         b->upstream_tls = vf_upstream_tls_context(cfg->ca_pem, cfg->ca_pem_len, err, errlen);
     free(secrets);
+    if (b->upstream_tls && vf_runtime_configure(rt, cfg, err, errlen) != 0) {
+        SSL_CTX_free(b->upstream_tls);
+        b->upstream_tls = NULL;
+    }
     if (!b->upstream_tls) {
         release_engines(b);
         free(b);
         return NULL;
     }
     b->cfg = cfg;
-    b->worker_slots = worker_slots;
+    b->rt = rt;
     atomic_init(&b->refs, 1);
     return b;
 }

@@ -12,6 +12,7 @@
 #include "broker/classify.h"
 #include "broker/mask_forms.h"
 #include "broker/redact.h"
+#include "broker/runtime.h"
 #include "policy/config.h"
 
 typedef struct {
@@ -20,12 +21,12 @@ typedef struct {
     vf_redactor *redactor;
     vf_mask_forms mask;      /* key forms masked in provider responses */
     SSL_CTX *upstream_tls;   /* the credential proxy's client context (keyed providers) */
-    sem_t *worker_slots;     /* shared by all snapshots: live workers, all tenants */
+    vf_runtime *rt;          /* shared by all snapshots */
     atomic_int refs;
 } vf_broker;
 
 /* Build a snapshot from a loaded config (takes ownership of cfg on success). */
-vf_broker *vf_broker_new(vf_config *cfg, sem_t *worker_slots, char *err, size_t errlen);
+vf_broker *vf_broker_new(vf_config *cfg, vf_runtime *rt, char *err, size_t errlen);
 void vf_broker_ref(vf_broker *b);
 void vf_broker_unref(vf_broker *b);
 

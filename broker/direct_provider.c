@@ -76,6 +76,7 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     vf_connect_status cs = vf_resolve_connect(h->host, h->port, &tenant->egress, deadline_ms, &c);
     if (cs != VF_CONNECT_OK) {
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, c.detail);
+        out->denied_rule = c.denied_rule;
         return -1;
     }
     int64_t left = deadline_ms - vf_now_ms();
@@ -92,7 +93,7 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
         .ca_pem_len = tls ? b->cfg->ca_pem_len : 0,
         .mode = VF_MODE_RAW,
     };
-    if (!vf_worker_slot_take(b->worker_slots, deadline_ms)) {
+    if (!vf_worker_slot_take(&b->rt->worker_slots, deadline_ms)) {
         close(c.fd);
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, "no worker slot free before the deadline");
         return -1;
@@ -100,7 +101,7 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
     char detail[VF_DETAIL_MAX];
     int rc = vf_worker_run(&spec, &job, c.fd, deadline_ms, res, detail, sizeof detail);
-    vf_worker_slot_give(b->worker_slots);
+    vf_worker_slot_give(&b->rt->worker_slots);
     close(c.fd);
     if (rc != 0) {
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, detail);

@@ -123,7 +123,7 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not prepare the provider channel");
         goto done;
     }
-    if (!vf_worker_slot_take(b->worker_slots, deadline_ms)) {
+    if (!vf_worker_slot_take(&b->rt->worker_slots, deadline_ms)) {
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "no worker slot free before the deadline");
         goto done;
     }
@@ -134,7 +134,7 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         .max_response = tenant->max_body_bytes + VF_IPC_RESULT_OVERHEAD, .deadline_ms = deadline_ms,
     };
     if (vf_credential_proxy_start(&proxy) != 0) {
-        vf_worker_slot_give(b->worker_slots);
+        vf_worker_slot_give(&b->rt->worker_slots);
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not start the credential proxy");
         goto done;
     }
@@ -156,7 +156,7 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
     close(sv[1]);
     sv[1] = -1;
     vf_credential_proxy_finish(&proxy);
-    vf_worker_slot_give(b->worker_slots);
+    vf_worker_slot_give(&b->rt->worker_slots);
     settle(out, rc, detail, &res, &proxy, endpoint);
     if (rc == 0)
         vf_result_free(&res);

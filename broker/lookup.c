@@ -1,5 +1,6 @@
 #include "broker/lookup.h"
 
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "broker/keyed_provider.h"
 #include "broker/receipt.h"
 #include "ipc/ipc_frame.h"
+#include "policy/ordering.h"
 
 unsigned vf_clamp_attempts(bool given, int requested, unsigned ceiling)
 {
@@ -59,37 +61,87 @@ static bool judge(const vf_broker *b, const vf_lookup_request *req, vf_fetch_out
     return rec->outcome == VF_OUTCOME_OK;
 }
 
+/* Host of the requested URL for domain rules and host-scoped health. */
+static char *request_host(const char *url)
+{
+    CURLU *u = curl_url();
+    char *host = NULL, *copy = NULL;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        size_t n = strlen(host);
+        copy = n >= 2 && host[0] == '[' ? strndup(host + 1, n - 2) : strdup(host);
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+    return copy;
+}
+
+typedef struct {
+    vf_attempt_record log[VF_MAX_ATTEMPT_CEILING];
+    size_t n;
+    vf_fetch_outcome winner;
+    const char *used;
+    size_t chars;
+} attempt_run;
+
+static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                        vf_order *order, size_t budget, attempt_run *run)
+{
+    vf_runtime *rt = b->rt;
+    for (size_t i = 0; i < order->n && i < budget && run->n < VF_MAX_ATTEMPT_CEILING; i++) {
+        const vf_provider_config *p = &t->providers[order->index[i]];
+        vf_attempt_record *rec = &run->log[run->n++];
+        memset(rec, 0, sizeof *rec);
+        rec->provider = p->name;
+        int64_t started = vf_now_ms();
+        vf_fetch_outcome f;
+        run_provider(b, t, p, req->url, &f);
+        bool ok = judge(b, req, &f, rec, &run->chars);
+        int64_t now = vf_now_ms();
+        if (order->has_tickets)
+            vf_circuit_record(rt->circuits, &order->ticket[i], (vf_health_outcome)rec->outcome, now - started,
+                              (uint64_t)now);
+        vf_metrics_count_attempt(rt->metrics, t->name, p->name, rec->outcome);
+        if (f.denied_rule)
+            vf_metrics_count_egress_denial(rt->metrics, t->name, f.denied_rule);
+        if (ok) {
+            run->winner = f;
+            run->used = p->name;
+            return;
+        }
+        vf_fetch_outcome_free(&f);
+    }
+}
+
 json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
 {
+    int64_t started = vf_now_ms();
     unsigned max_attempts = vf_clamp_attempts(req->has_max_attempts, req->max_attempts, t->attempt_ceiling);
     size_t providers = t->n_providers;
     size_t budget = max_attempts < providers ? max_attempts : providers;
 
-    vf_attempt_record log[VF_MAX_ATTEMPT_CEILING];
-    size_t n = 0;
-    vf_fetch_outcome winner = { 0 };
-    const char *used = NULL;
-    size_t chars = 0;
-    for (size_t i = 0; i < budget && i < VF_MAX_ATTEMPT_CEILING; i++) {
-        const vf_provider_config *p = &t->providers[i];
-        vf_attempt_record *rec = &log[n++];
-        memset(rec, 0, sizeof *rec);
-        rec->provider = p->name;
-        vf_fetch_outcome f;
-        run_provider(b, t, p, req->url, &f);
-        if (judge(b, req, &f, rec, &chars)) {
-            winner = f;
-            used = p->name;
-            break;
-        }
-        vf_fetch_outcome_free(&f);
+    char *host = request_host(req->url);
+    vf_order_input oin = {
+        .tenant = t->name, .providers = t->providers, .n_providers = providers, .host = host,
+        .cfg = &t->ordering, .circuits = b->rt->circuits, .now_ms = (uint64_t)started, .limit = budget,
+    };
+    vf_order order;
+    if (vf_order_compute(&oin, &order) != 0) {
+        /* Ordering is advisory: fall back to configured order, untracked. */
+        memset(&order, 0, sizeof order);
+        for (size_t i = 0; i < providers && i < VF_ORDER_MAX; i++)
+            order.index[order.n++] = i;
+        snprintf(order.reason, sizeof order.reason, "static (ordering failed)");
     }
+    attempt_run run = { 0 };
+    attempt_all(b, t, req, &order, budget, &run);
+    vf_order_release_unused(&order, b->rt->circuits);
 
     vf_failure_reason failure = VF_FAIL_NONE;
-    if (!used) {
+    if (!run.used) {
         if (providers == 0)
             failure = VF_FAIL_NO_PROVIDERS;
-        else if (budget < providers)
+        else if (budget < providers && run.n == budget)
             failure = VF_FAIL_BUDGET_EXHAUSTED;
         else
             failure = VF_FAIL_ALL_FAILED;
@@ -98,18 +150,21 @@ json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lo
         .url = req->url,
         .max_attempts = max_attempts,
         .providers_available = (unsigned)providers,
-        .log = log,
-        .n_attempts = n,
-        .provider_used = used,
+        .log = run.log,
+        .n_attempts = run.n,
+        .provider_used = run.used,
         .failure = failure,
-        .content_chars = chars,
-        .text = used ? winner.text : NULL,
-        .text_len = used ? winner.text_len : 0,
-        .final_url = used ? winner.final_url : NULL,
+        .content_chars = run.chars,
+        .text = run.used ? run.winner.text : NULL,
+        .text_len = run.used ? run.winner.text_len : 0,
+        .final_url = run.used ? run.winner.final_url : NULL,
         .tenant = t->name,
-        .order_reason = "static: providers in configured order",
+        .order_reason = order.reason,
     };
     json_t *result = vf_tool_result_build(&in, b->redactor);
-    vf_fetch_outcome_free(&winner);
+    vf_fetch_outcome_free(&run.winner);
+    free(host);
+    vf_metrics_count_lookup(b->rt->metrics, t->name, run.used ? VF_LOOKUP_SUCCESS : VF_LOOKUP_ERROR);
+    vf_metrics_observe_lookup(b->rt->metrics, t->name, (double)(vf_now_ms() - started) / 1000.0);
     return result;
 }

@@ -11,7 +11,9 @@
 #include <semaphore.h>
 
 #include "broker/broker_context.h"
+#include "broker/health.h"
 #include "broker/server.h"
+#include "broker/socket_activation.h"
 #include "policy/config.h"
 
 static void usage(FILE *to)
@@ -90,17 +92,28 @@ static void describe(const vf_config *cfg)
     }
 }
 
+/* The broker's own TCP listener is never a fetch target, for any tenant. */
+static void register_self(vf_config *cfg)
+{
+    if (!cfg->tcp_listen)
+        return;
+    for (size_t t = 0; t < cfg->n_tenants; t++)
+        vf_egress_add_self(&cfg->tenants[t].egress, (const struct sockaddr *)&cfg->tcp_addr);
+}
+
 /* SIGHUP: build a complete new snapshot first; only a valid one replaces the
  * running policy, and in-flight lookups finish on the snapshot they took. */
-static void reload(const options *o, vf_broker_holder *holder, sem_t *slots)
+static void reload(const options *o, vf_broker_holder *holder, vf_runtime *rt)
 {
     vf_config *cfg = load_config(o);
+    if (cfg)
+        register_self(cfg);
     if (!cfg) {
         fprintf(stderr, "verifetchd: reload rejected; keeping the running configuration\n");
         return;
     }
     char err[1024];
-    vf_broker *next = vf_broker_new(cfg, slots, err, sizeof err);
+    vf_broker *next = vf_broker_new(cfg, rt, err, sizeof err);
     if (!next) {
         fprintf(stderr, "verifetchd: reload rejected (%s); keeping the running configuration\n", err);
         vf_config_free(cfg);
@@ -123,6 +136,7 @@ int main(int argc, char **argv)
     vf_config *cfg = load_config(&o);
     if (!cfg)
         return 1;
+    register_self(cfg);
     if (o.check_only) {
         describe(cfg);
         vf_config_free(cfg);
@@ -140,13 +154,16 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &wait_for, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    static sem_t worker_slots;
-    sem_init(&worker_slots, 0, cfg->max_concurrent);
+    static vf_runtime runtime;
+    if (vf_runtime_init(&runtime, cfg->max_concurrent) != 0) {
+        fprintf(stderr, "verifetchd: out of memory\n");
+        return 1;
+    }
     char err[1024];
     char *socket_path = strdup(cfg->socket_path);
     unsigned socket_mode = cfg->socket_mode;
     unsigned max_connections = cfg->max_concurrent * 4 + 16;
-    vf_broker *broker = socket_path ? vf_broker_new(cfg, &worker_slots, err, sizeof err) : NULL;
+    vf_broker *broker = socket_path ? vf_broker_new(cfg, &runtime, err, sizeof err) : NULL;
     if (!broker) {
         fprintf(stderr, "verifetchd: %s\n", socket_path ? err : "out of memory");
         vf_config_free(cfg);
@@ -154,16 +171,34 @@ int main(int argc, char **argv)
         free(socket_path);
         return 1;
     }
+    static vf_health health;
     vf_broker_holder holder;
     vf_holder_init(&holder, broker);
-    vf_server *server = vf_server_start(&holder, socket_path, socket_mode, max_connections, err, sizeof err);
+    int inherited = vf_systemd_listen_fd(err, sizeof err);
+    if (inherited == -2) {
+        fprintf(stderr, "verifetchd: %s\n", err);
+        vf_holder_destroy(&holder);
+        free(socket_path);
+        return 1;
+    }
+    vf_server_options so = {
+        .socket_path = socket_path, .socket_mode = socket_mode, .inherited_fd = inherited,
+        .tcp_addr = cfg->tcp_listen ? &cfg->tcp_addr : NULL, .tcp_addr_len = cfg->tcp_addr_len,
+        .tcp_label = cfg->tcp_listen, .max_connections = max_connections, .health = &health,
+    };
+    vf_server *server = vf_server_start(&holder, &so, err, sizeof err);
     if (!server) {
         fprintf(stderr, "verifetchd: %s\n", err);
         vf_holder_destroy(&holder);
         free(socket_path);
         return 1;
     }
-    printf("verifetchd: listening on unix:%s\n", socket_path);
+    if (inherited >= 0)
+        printf("verifetchd: listening on the socket systemd passed\n");
+    else
+        printf("verifetchd: listening on unix:%s\n", socket_path);
+    if (cfg->tcp_listen)
+        printf("verifetchd: listening on tcp:%s (bearer tokens)\n", cfg->tcp_listen);
     fflush(stdout);
 
     for (;;) {
@@ -171,7 +206,7 @@ int main(int argc, char **argv)
         if (sigwait(&wait_for, &sig) != 0)
             continue;
         if (sig == SIGHUP) {
-            reload(&o, &holder, &worker_slots);
+            reload(&o, &holder, &runtime);
             continue;
         }
         fprintf(stderr, "verifetchd: %s received, finishing in-flight lookups\n", strsignal(sig));
@@ -179,7 +214,7 @@ int main(int argc, char **argv)
     }
     vf_server_stop(server);
     vf_holder_destroy(&holder);
-    sem_destroy(&worker_slots);
+    vf_runtime_destroy(&runtime);
     free(socket_path);
     curl_global_cleanup();
     return 0;

@@ -1,23 +1,38 @@
 #include "broker/server.h"
 
 #include <microhttpd.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/health.h"
 #include "broker/lookup.h"
+#include "broker/metrics.h"
 #include "broker/request.h"
 #include "broker/tool_spec.h"
 #include "broker/unix_listener.h"
+#include "ipc/ipc_frame.h"
+#include "policy/tenant_auth.h"
+
+/* One MHD daemon per listening socket; the flag says how callers are identified. */
+typedef struct {
+    struct vf_server *server;
+    struct MHD_Daemon *daemon;
+    int fd;
+    bool tcp;
+} listener;
 
 struct vf_server {
-    struct MHD_Daemon *daemon;
     vf_broker_holder *holder;
-    char *socket_path;
-    int listen_fd;
+    const vf_health *health;
+    char *socket_path;        /* removed at stop; NULL when systemd owns the socket */
+    listener unix_side;
+    listener tcp_side;
 };
 
 /* Per-request state: the body as it arrives, capped. */
@@ -25,6 +40,7 @@ typedef struct {
     char *body;
     size_t len;
     bool too_large;
+    bool tcp;          /* arrived on the TCP listener: identify by bearer token */
 } request_ctx;
 
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *doc)
@@ -53,60 +69,111 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
     return send_json(c, status, json_pack("{s:{s:s, s:s}}", "error", "field", field, "message", message));
 }
 
-/* Map the unix peer to a tenant: an explicit uid match wins, then a tenant
- * that accepts any peer. */
-static const vf_tenant_config *tenant_for(const vf_config *cfg, struct MHD_Connection *c)
+/* Unix callers are who the kernel says (SO_PEERCRED); TCP callers are who
+ * their bearer token says. Nothing else identifies a tenant. */
+static const vf_tenant_config *tenant_for(const vf_config *cfg, struct MHD_Connection *c, bool tcp)
 {
+    if (tcp) {
+        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+            return NULL;
+        return vf_tenant_for_token(cfg, auth + 7);
+    }
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct ucred cred;
     socklen_t len = sizeof cred;
-    bool have_cred = info && getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
-    const vf_tenant_config *any = NULL;
-    for (size_t i = 0; i < cfg->n_tenants; i++) {
-        const vf_tenant_config *t = &cfg->tenants[i];
-        if (t->n_uids == 0 && !any)
-            any = t;
-        for (size_t u = 0; have_cred && u < t->n_uids; u++)
-            if (t->uids[u] == cred.uid)
-                return t;
-    }
-    return any;
+    if (!info || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return NULL;
+    return vf_tenant_for_uid(cfg, cred.uid);
 }
 
-static enum MHD_Result handle_lookup(vf_broker *b, struct MHD_Connection *c, request_ctx *ctx)
+static enum MHD_Result send_throttled(struct MHD_Connection *c, unsigned retry_after, const char *why)
+{
+    char *text = NULL;
+    json_t *doc = json_pack("{s:{s:s, s:s, s:i}}", "error", "field", "", "message", why, "retry_after",
+                            (int)retry_after);
+    text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!text)
+        return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    char secs[16];
+    snprintf(secs, sizeof secs, "%u", retry_after);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Retry-After", secs);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result handle_lookup(vf_broker *b, const vf_tenant_config *tenant, struct MHD_Connection *c,
+                                     request_ctx *ctx)
 {
     if (ctx->too_large)
         return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "", "request body is larger than 64 KiB");
-    const vf_tenant_config *tenant = tenant_for(b->cfg, c);
-    if (!tenant)
-        return send_error(c, MHD_HTTP_FORBIDDEN, "", "this caller is not mapped to any tenant");
     vf_lookup_request req;
     vf_request_error err;
-    if (vf_request_parse(ctx->body ? ctx->body : "", ctx->len, &req, &err) != 0)
+    if (vf_request_parse(ctx->body ? ctx->body : "", ctx->len, &req, &err) != 0) {
+        vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_BAD_REQUEST);
         return send_error(c, MHD_HTTP_BAD_REQUEST, err.field, err.message);
+    }
+    unsigned retry_after = 0;
+    vf_quota_verdict v = vf_quota_acquire(b->rt->quota, tenant->name, (uint64_t)vf_now_ms(), &retry_after);
+    if (v != VF_QUOTA_OK) {
+        vf_request_free(&req);
+        vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_THROTTLED);
+        return send_throttled(c, retry_after ? retry_after : 1,
+                              v == VF_QUOTA_CONCURRENCY ? "too many lookups in flight for this tenant"
+                                                        : "requests-per-minute quota exceeded for this tenant");
+    }
     json_t *result = vf_lookup_run(b, tenant, &req);
+    vf_quota_release(b->rt->quota, tenant->name);
     vf_request_free(&req);
     return send_json(c, MHD_HTTP_OK, result);
 }
 
-static enum MHD_Result route(vf_broker *b, struct MHD_Connection *c, const char *method, const char *url,
-                             request_ctx *ctx)
+static enum MHD_Result handle_metrics(vf_broker *b, const vf_tenant_config *tenant, struct MHD_Connection *c)
+{
+    /* Gauges that mirror circuit state are refreshed at scrape time. */
+    uint64_t now = (uint64_t)vf_now_ms();
+    for (size_t p = 0; p < tenant->n_providers; p++) {
+        vf_circuit_snapshot snap;
+        if (vf_circuit_snapshot_get(b->rt->circuits, tenant->name, tenant->providers[p].name, NULL, now, &snap))
+            vf_metrics_set_circuit_state(b->rt->metrics, tenant->name, tenant->providers[p].name, (int)snap.state);
+    }
+    size_t len = 0;
+    char *text = vf_metrics_render(b->rt->metrics, tenant->name, &len);
+    if (!text)
+        return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "", "cannot render metrics");
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", VF_METRICS_CONTENT_TYPE);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result route(vf_server *s, vf_broker *b, struct MHD_Connection *c, const char *method,
+                             const char *url, request_ctx *ctx)
 {
     bool get = strcmp(method, "GET") == 0;
     bool post = strcmp(method, "POST") == 0;
-    if (strcmp(url, "/v1/lookup") == 0)
-        return post ? handle_lookup(b, c, ctx)
-                    : send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", "use POST for /v1/lookup");
-    if (strcmp(url, "/v1/health") == 0)
-        return get ? send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"))
-                   : send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", "use GET for /v1/health");
-    if (strcmp(url, "/v1/tool-spec") == 0) {
-        const vf_tenant_config *t = tenant_for(b->cfg, c);
-        unsigned ceiling = t ? t->attempt_ceiling : VF_DEFAULT_ATTEMPT_CEILING;
-        return get ? send_json(c, MHD_HTTP_OK, vf_tool_spec(ceiling))
-                   : send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", "use GET for /v1/tool-spec");
-    }
-    return send_error(c, MHD_HTTP_NOT_FOUND, "", "no such endpoint");
+    bool lookup = strcmp(url, "/v1/lookup") == 0, health = strcmp(url, "/v1/health") == 0;
+    bool spec = strcmp(url, "/v1/tool-spec") == 0, metrics = strcmp(url, "/metrics") == 0;
+    if (!lookup && !health && !spec && !metrics)
+        return send_error(c, MHD_HTTP_NOT_FOUND, "", "no such endpoint");
+    if (lookup ? !post : !get)
+        return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", lookup ? "use POST" : "use GET");
+    const vf_tenant_config *tenant = tenant_for(b->cfg, c, ctx->tcp);
+    if (!tenant)
+        return send_error(c, MHD_HTTP_FORBIDDEN, "",
+                          ctx->tcp ? "missing or unknown bearer token" : "this caller is not mapped to any tenant");
+    if (lookup)
+        return handle_lookup(b, tenant, c, ctx);
+    if (metrics)
+        return handle_metrics(b, tenant, c);
+    if (spec)
+        return send_json(c, MHD_HTTP_OK, vf_tool_spec(tenant->attempt_ceiling));
+    return send_json(c, MHD_HTTP_OK, vf_health_json(s->health));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -114,12 +181,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   void **con_cls)
 {
     (void)version;
-    vf_server *s = cls;
+    listener *l = cls;
+    vf_server *s = l->server;
     request_ctx *ctx = *con_cls;
     if (!ctx) {
         ctx = calloc(1, sizeof *ctx);
         if (!ctx)
             return MHD_NO;
+        ctx->tcp = l->tcp;
         *con_cls = ctx;
         return MHD_YES;
     }
@@ -141,7 +210,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     /* One snapshot for the whole request, even if SIGHUP swaps policy now. */
     vf_broker *b = vf_holder_acquire(s->holder);
-    enum MHD_Result ret = route(b, c, method, url, ctx);
+    enum MHD_Result ret = route(s, b, c, method, url, ctx);
     vf_broker_unref(b);
     return ret;
 }
@@ -160,40 +229,86 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
 }
 
-vf_server *vf_server_start(vf_broker_holder *holder, const char *socket_path, unsigned mode,
-                           unsigned max_connections, char *err, size_t errlen)
+static int start_listener(listener *l, vf_server *s, int fd, bool tcp, unsigned max_connections)
 {
-    vf_server *s = calloc(1, sizeof *s);
-    if (!s || !(s->socket_path = strdup(socket_path))) {
-        free(s);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    s->holder = holder;
-    s->listen_fd = vf_unix_listen(socket_path, mode, err, errlen);
-    if (s->listen_fd < 0) {
-        free(s->socket_path);
-        free(s);
-        return NULL;
-    }
-    unsigned limit = max_connections;
-    s->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, s,
-        MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_CONNECTION_LIMIT, limit,
+    l->server = s;
+    l->fd = fd;
+    l->tcp = tcp;
+    l->daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0,
+        NULL, NULL, on_request, l,
+        MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+        MHD_OPTION_CONNECTION_LIMIT, max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
         MHD_OPTION_END);
-    if (!s->daemon) {
-        snprintf(err, errlen, "cannot start the HTTP server on %s", socket_path);
-        close(s->listen_fd);
-        unlink(socket_path);
-        free(s->socket_path);
-        free(s);
+    return l->daemon ? 0 : -1;
+}
+
+static int tcp_listen(const vf_server_options *o, char *err, size_t errlen)
+{
+    const struct sockaddr *sa = (const struct sockaddr *)o->tcp_addr;
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, sa, o->tcp_addr_len) != 0 || listen(fd, 128) != 0) {
+        snprintf(err, errlen, "cannot listen on TCP %s: %s", o->tcp_label, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void stop_listener(listener *l)
+{
+    if (l->daemon) {
+        MHD_quiesce_daemon(l->daemon);
+        MHD_stop_daemon(l->daemon);
+    }
+    if (l->fd >= 0)
+        close(l->fd);
+    l->daemon = NULL;
+    l->fd = -1;
+}
+
+vf_server *vf_server_start(vf_broker_holder *holder, const vf_server_options *o, char *err, size_t errlen)
+{
+    vf_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
         return NULL;
+    }
+    s->holder = holder;
+    s->health = o->health;
+    s->unix_side.fd = s->tcp_side.fd = -1;
+    int ufd = o->inherited_fd;
+    if (ufd < 0) {
+        ufd = vf_unix_listen(o->socket_path, o->socket_mode, err, errlen);
+        if (ufd < 0) {
+            free(s);
+            return NULL;
+        }
+        s->socket_path = strdup(o->socket_path);
+    }
+    if (start_listener(&s->unix_side, s, ufd, false, o->max_connections) != 0) {
+        snprintf(err, errlen, "cannot start the HTTP server on the unix socket");
+        s->unix_side.fd = ufd;
+        vf_server_stop(s);
+        return NULL;
+    }
+    if (o->tcp_addr) {
+        int tfd = tcp_listen(o, err, errlen);
+        if (tfd < 0 || start_listener(&s->tcp_side, s, tfd, true, o->max_connections) != 0) {
+            if (tfd >= 0) {
+                snprintf(err, errlen, "cannot start the HTTP server on TCP %s", o->tcp_label);
+                s->tcp_side.fd = tfd;
+            }
+            vf_server_stop(s);
+            return NULL;
+        }
     }
     return s;
 }
@@ -202,11 +317,11 @@ void vf_server_stop(vf_server *s)
 {
     if (!s)
         return;
-    /* Quiesce first so no new client gets in while lookups drain. */
-    MHD_quiesce_daemon(s->daemon);
-    unlink(s->socket_path);
-    MHD_stop_daemon(s->daemon);
-    close(s->listen_fd);
+    /* Remove the path first so no new client finds us while lookups drain. */
+    if (s->socket_path)
+        unlink(s->socket_path);
+    stop_listener(&s->tcp_side);
+    stop_listener(&s->unix_side);
     free(s->socket_path);
     free(s);
 }

@@ -5,13 +5,24 @@
 #include <stddef.h>
 
 #include "broker/broker_context.h"
+#include "broker/health.h"
 
 typedef struct vf_server vf_server;
 
-/* Bind the unix socket (refusing to steal one a live daemon holds), start
- * serving. NULL with err on failure. */
-vf_server *vf_server_start(vf_broker_holder *holder, const char *socket_path, unsigned mode,
-                           unsigned max_connections, char *err, size_t errlen);
+typedef struct {
+    const char *socket_path;          /* unix socket to create (ignored when inherited_fd >= 0) */
+    unsigned socket_mode;
+    int inherited_fd;                 /* a listening socket from systemd, or -1 */
+    const void *tcp_addr;             /* struct sockaddr of the loopback TCP listener, or NULL */
+    unsigned tcp_addr_len;
+    const char *tcp_label;            /* as configured, for messages */
+    unsigned max_connections;         /* per listener */
+    const vf_health *health;          /* what GET /v1/health reports */
+} vf_server_options;
+
+/* Start serving; NULL with err on failure. */
+vf_server *vf_server_start(vf_broker_holder *holder, const vf_server_options *options, char *err,
+                           size_t errlen);
 
 /* Stop accepting, let in-flight lookups finish, remove the socket. */
 void vf_server_stop(vf_server *s);

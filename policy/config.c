@@ -3,6 +3,7 @@
  * config_tenant.c / config_provider.c, default paths live in config_paths.c. */
 #include "policy/config.h"
 #include "policy/config_internal.h"
+#include "policy/tenant_auth.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
@@ -21,7 +22,7 @@
 #define SOCKET_PATH_MAX  (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 static const char *const root_members[] = { "listen", "worker", "classify", "tenants", NULL };
-static const char *const listen_members[] = { "socket", "mode", NULL };
+static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
     "path", "ca_file", "max_concurrent", "test_hook", NULL,
 };
@@ -133,8 +134,10 @@ static int parse_listen(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *c
         if (replace_string(ctx, at, "listen.socket", path, &cfg->socket_path) != 0)
             return -1;
     }
-    if ((at = config_setting_get_member(s, "mode")))
-        return parse_mode(ctx, at, &cfg->socket_mode);
+    if ((at = config_setting_get_member(s, "mode")) && parse_mode(ctx, at, &cfg->socket_mode) != 0)
+        return -1;
+    if ((at = config_setting_get_member(s, "tcp")))
+        return vf_cfg_parse_tcp_listen(ctx, at, cfg);
     return 0;
 }
 
@@ -250,7 +253,8 @@ static int parse_classify(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config 
     return 0;
 }
 
-/* Rules that span tenants: unique names, a uid maps to one tenant, one catch-all. */
+/* Rules that span tenants: unique names, a uid or token maps to one tenant,
+ * one unix catch-all (no uids, no tokens). */
 static int check_against_earlier(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                                  const vf_config *cfg, size_t i)
 {
@@ -264,10 +268,12 @@ static int check_against_earlier(vf_cfg_ctx *ctx, const config_setting_t *s, con
             return vf_cfg_fail(ctx, at ? at : s, path, "duplicate tenant name \"%s\" (also tenants[%zu])",
                                t->name, k);
         }
-        if (t->n_uids == 0 && prev->n_uids == 0)
+        if (vf_tenant_serves_any_peer(t) && vf_tenant_serves_any_peer(prev))
             return vf_cfg_fail(ctx, s, where,
-                               "only one tenant may leave uids empty (tenants[%zu] \"%s\" already "
-                               "serves any peer)", k, prev->name);
+                               "only one tenant may leave uids empty without tokens (tenants[%zu] "
+                               "\"%s\" already serves any peer)", k, prev->name);
+        if (vf_cfg_check_tokens_unique(ctx, s, where, t, prev, k) != 0)
+            return -1;
         for (size_t u = 0; u < t->n_uids; u++)
             for (size_t v = 0; v < prev->n_uids; v++)
                 if (t->uids[u] == prev->uids[v]) {
@@ -348,6 +354,22 @@ static int read_config_text(vf_cfg_ctx *ctx, char **text, size_t *len)
     return 0;
 }
 
+/* A TCP listener no token can pass would answer every caller 403. */
+static int check_tcp_has_tokens(vf_cfg_ctx *ctx, const config_setting_t *root,
+                                const vf_config *cfg)
+{
+    if (!cfg->tcp_listen)
+        return 0;
+    for (size_t i = 0; i < cfg->n_tenants; i++)
+        if (cfg->tenants[i].n_tokens > 0)
+            return 0;
+    const config_setting_t *listen = config_setting_get_member(root, "listen");
+    const config_setting_t *at = listen ? config_setting_get_member(listen, "tcp") : NULL;
+    return vf_cfg_fail(ctx, at, "listen.tcp",
+                       "no tenant has tokens, so every TCP caller would be refused; give a tenant "
+                       "tokens = [ \"sha256:...\" ] or remove listen.tcp");
+}
+
 static int parse_root(vf_cfg_ctx *ctx, const config_setting_t *root, vf_config *cfg)
 {
     if (vf_cfg_check_members(ctx, root, "", root_members) != 0)
@@ -365,6 +387,8 @@ static int parse_root(vf_cfg_ctx *ctx, const config_setting_t *root, vf_config *
     } else if (add_default_tenant(cfg) != 0) {
         return vf_cfg_fail_plain(ctx, "out of memory");
     }
+    if (check_tcp_has_tokens(ctx, root, cfg) != 0)
+        return -1;
     return load_ca(ctx, cfg, ca_at);
 }
 
@@ -418,6 +442,7 @@ void vf_config_free(vf_config *cfg)
     if (!cfg)
         return;
     free(cfg->socket_path);
+    free(cfg->tcp_listen);
     free(cfg->worker_path);
     free(cfg->test_hook);
     free(cfg->ca_file);
@@ -429,4 +454,16 @@ void vf_config_free(vf_config *cfg)
         vf_cfg_tenant_free(&cfg->tenants[i]);
     free(cfg->tenants);
     memset(cfg, 0, sizeof *cfg);
+}
+
+int vf_config_add_self(vf_config *cfg, const struct sockaddr *sa)
+{
+    if (!cfg) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->n_tenants; i++)
+        if (vf_egress_add_self(&cfg->tenants[i].egress, sa) != 0)
+            return -1;
+    return 0;
 }

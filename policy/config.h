@@ -10,7 +10,9 @@
 #include <sys/types.h>
 
 #include "ipc/ipc_messages.h"
+#include "policy/circuit.h"
 #include "policy/egress.h"
+#include "policy/ordering_config.h"
 
 #define VF_DEFAULT_ATTEMPT_CEILING 3u
 #define VF_MAX_ATTEMPT_CEILING     10u
@@ -18,6 +20,8 @@
 #define VF_DEFAULT_MAX_BODY        (8u * 1024u * 1024u)
 #define VF_DEFAULT_MAX_CONCURRENT  64u
 #define VF_DEFAULT_CA_FILE         "/etc/ssl/certs/ca-certificates.crt"
+#define VF_QUOTA_MAX               100000u   /* concurrent and requests_per_minute */
+#define VF_TOKEN_HASH_LEN          32u       /* SHA-256 */
 
 typedef enum { VF_PROVIDER_DIRECT = 0, VF_PROVIDER_HTTP_API = 1 } vf_provider_kind;
 
@@ -36,10 +40,24 @@ typedef struct {
     double cost_per_call;    /* for cost ordering (issue 4), default 0 */
 } vf_provider_config;
 
+/* A bearer token as the config stores it: only its SHA-256 ("sha256:<64 hex>"). */
+typedef struct {
+    uint8_t sha256[VF_TOKEN_HASH_LEN];
+} vf_token_hash;
+
 typedef struct {
     char *name;
-    uid_t *uids;             /* unix peers that map to this tenant; none = any peer */
+    uid_t *uids;             /* unix peers that map to this tenant */
     size_t n_uids;
+    vf_token_hash *tokens;   /* bearer tokens accepted on the TCP listener */
+    size_t n_tokens;
+    /* No uids and no tokens = the unix catch-all (any other peer); a tenant with
+     * tokens but no uids is reachable over TCP only. See policy/tenant_auth.h. */
+    unsigned quota_concurrent;      /* lookups in flight at once; 0 = unlimited */
+    unsigned quota_rpm;             /* lookups started per minute; 0 = unlimited */
+    vf_order_config ordering;       /* provider ordering strategy; all-zero = static */
+    vf_circuit_params circuit;      /* health thresholds; all-zero = the defaults */
+    bool has_circuit;               /* circuit was configured */
     vf_provider_config *providers;  /* in policy order */
     size_t n_providers;
     unsigned attempt_ceiling;       /* 1..VF_MAX_ATTEMPT_CEILING */
@@ -51,6 +69,9 @@ typedef struct {
 typedef struct {
     char *socket_path;       /* unix socket the client API listens on */
     unsigned socket_mode;    /* chmod of the socket, default 0660 */
+    char *tcp_listen;        /* listen.tcp as written ("127.0.0.1:8089"); NULL = no TCP listener */
+    struct sockaddr_storage tcp_addr;   /* its parsed loopback address (port 0 = kernel picks) */
+    socklen_t tcp_addr_len;             /* for bind(); 0 when tcp_listen is NULL */
     char *worker_path;       /* verifetch-worker executable */
     char *test_hook;         /* worker.test_hook: only for the test-hook worker build; NULL otherwise */
     char *ca_file;           /* PEM bundle handed to workers for TLS */
@@ -73,6 +94,10 @@ int vf_config_default(vf_config *out, char *err, size_t errlen);
 int vf_config_load(const char *path, vf_config *out, char *err, size_t errlen);
 
 void vf_config_free(vf_config *cfg);
+
+/* Adds a listener address (vf_egress_add_self) to every tenant's egress policy,
+ * e.g. the bound TCP listener after getsockname(). Returns 0 or -1 (errno). */
+int vf_config_add_self(vf_config *cfg, const struct sockaddr *sa);
 
 /* root: /run/verifetch/verifetch.sock; others: $XDG_RUNTIME_DIR/verifetch.sock or
  * /tmp/verifetch-<uid>/verifetch.sock. Returns a malloc'd string. */

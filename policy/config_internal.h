@@ -74,6 +74,16 @@ int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char
 int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                         vf_tenant_config *out);
 
+/* listen.tcp: a loopback "127.0.0.1:PORT" / "[::1]:PORT" into cfg->tcp_*. */
+int vf_cfg_parse_tcp_listen(vf_cfg_ctx *ctx, const config_setting_t *at, vf_config *cfg);
+/* tenants[i].tokens: "sha256:<64 hex>" entries into t->tokens. */
+int vf_cfg_parse_tokens(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                        vf_tenant_config *t);
+/* Fails when tenant t (setting s at `where`) shares a token hash with prev. */
+int vf_cfg_check_tokens_unique(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                               const vf_tenant_config *t, const vf_tenant_config *prev,
+                               size_t prev_index);
+
 /* The built-in tenant: "default", any peer, provider "direct". */
 int vf_cfg_default_tenant(vf_tenant_config *out);
 void vf_cfg_provider_free(vf_provider_config *p);

@@ -1,4 +1,4 @@
-/* One entry of tenants: identity, limits, egress policy and providers. */
+/* One entry of tenants: identity, limits, quotas, egress policy and providers. */
 #include "policy/config_internal.h"
 
 #include <stdlib.h>
@@ -9,9 +9,71 @@
 #define MAX_UID       4294967294LL    /* (uid_t)-1 means "no uid" to the kernel */
 
 static const char *const tenant_members[] = {
-    "name", "uids", "attempt_ceiling", "timeout_ms", "max_body_bytes", "egress", "providers", NULL,
+    "name", "uids", "tokens", "attempt_ceiling", "timeout_ms", "max_body_bytes", "quota", "egress",
+    "providers", NULL,
 };
-static const char *const egress_members[] = { "allow", "deny", "ports", "any_port", NULL };
+static const char *const egress_members[] = {
+    "allow", "deny", "allow_hosts", "deny_hosts", "ports", "any_port", NULL,
+};
+static const char *const quota_members[] = { "concurrent", "requests_per_minute", NULL };
+
+/* Reads an optional integer member within [min, max] into *out (left alone when absent). */
+static int limit_member(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                        const char *name, long long min, long long max, long long *out)
+{
+    const config_setting_t *at = config_setting_get_member(s, name);
+    char path[VF_CFG_PATH_MAX];
+    vf_cfg_join(path, where, name);
+    return at ? vf_cfg_get_int(ctx, at, path, min, max, out) : 0;
+}
+
+/* Host name patterns. In allow_hosts a glob must name at least a second-level
+ * domain: "*.com" would lift the default denials for every .com name. */
+static int parse_hosts(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                       bool allow, char ***out, size_t *n_out)
+{
+    int n;
+    if (vf_cfg_want_seq(ctx, s, where, VF_CFG_LIST_MAX, &n) != 0)
+        return -1;
+    *out = calloc((size_t)n + 1, sizeof **out);
+    if (!*out)
+        return vf_cfg_fail(ctx, s, where, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = config_setting_get_elem(s, (unsigned)i);
+        char path[VF_CFG_PATH_MAX], pattern[VF_HOST_NAME_MAX + 1];
+        const char *text;
+        vf_cfg_index(path, where, i);
+        if (vf_cfg_get_string(ctx, elem, path, VF_HOST_NAME_MAX + 3, &text) != 0)
+            return -1;
+        const char *why = vf_host_pattern_parse(text, pattern, sizeof pattern);
+        if (why)
+            return vf_cfg_fail(ctx, elem, path, "\"%s\" %s", text, why);
+        if (allow && pattern[0] == '*' && !strchr(pattern + 2, '.'))
+            return vf_cfg_fail(ctx, elem, path,
+                               "\"%s\" would exempt every name under a top-level domain from the "
+                               "default denials; name the domain (\"*.internal.example\")", text);
+        (*out)[i] = strdup(pattern);
+        if (!(*out)[i])
+            return vf_cfg_fail(ctx, elem, path, "out of memory");
+        *n_out = (size_t)i + 1;
+    }
+    return 0;
+}
+
+static int parse_quota(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                       vf_tenant_config *t)
+{
+    if (vf_cfg_want_group(ctx, s, where) != 0 ||
+        vf_cfg_check_members(ctx, s, where, quota_members) != 0)
+        return -1;
+    long long concurrent = 0, rpm = 0;
+    if (limit_member(ctx, s, where, "concurrent", 0, VF_QUOTA_MAX, &concurrent) != 0 ||
+        limit_member(ctx, s, where, "requests_per_minute", 0, VF_QUOTA_MAX, &rpm) != 0)
+        return -1;
+    t->quota_concurrent = (unsigned)concurrent;
+    t->quota_rpm = (unsigned)rpm;
+    return 0;
+}
 
 static int parse_cidrs(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                        vf_cidr **out, size_t *n_out)
@@ -77,6 +139,16 @@ static int parse_egress(vf_cfg_ctx *ctx, const config_setting_t *s, const char *
     if ((at = config_setting_get_member(s, "deny"))) {
         vf_cfg_join(path, where, "deny");
         if (parse_cidrs(ctx, at, path, &eg->deny, &eg->n_deny) != 0)
+            return -1;
+    }
+    if ((at = config_setting_get_member(s, "allow_hosts"))) {
+        vf_cfg_join(path, where, "allow_hosts");
+        if (parse_hosts(ctx, at, path, true, &eg->allow_hosts, &eg->n_allow_hosts) != 0)
+            return -1;
+    }
+    if ((at = config_setting_get_member(s, "deny_hosts"))) {
+        vf_cfg_join(path, where, "deny_hosts");
+        if (parse_hosts(ctx, at, path, false, &eg->deny_hosts, &eg->n_deny_hosts) != 0)
             return -1;
     }
     if ((at = config_setting_get_member(s, "ports"))) {
@@ -179,16 +251,6 @@ int vf_cfg_default_tenant(vf_tenant_config *out)
     return 0;
 }
 
-/* Reads an optional integer member within [min, max] into *out (left alone when absent). */
-static int limit_member(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
-                        const char *name, long long min, long long max, long long *out)
-{
-    const config_setting_t *at = config_setting_get_member(s, name);
-    char path[VF_CFG_PATH_MAX];
-    vf_cfg_join(path, where, name);
-    return at ? vf_cfg_get_int(ctx, at, path, min, max, out) : 0;
-}
-
 int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                         vf_tenant_config *out)
 {
@@ -215,6 +277,11 @@ int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *
         if (parse_uids(ctx, at, path, out) != 0)
             return -1;
     }
+    if ((at = config_setting_get_member(s, "tokens"))) {
+        vf_cfg_join(path, where, "tokens");
+        if (vf_cfg_parse_tokens(ctx, at, path, out) != 0)
+            return -1;
+    }
 
     long long ceiling = out->attempt_ceiling, timeout = out->timeout_ms;
     long long body = (long long)out->max_body_bytes;
@@ -225,6 +292,12 @@ int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *
     out->attempt_ceiling = (unsigned)ceiling;
     out->timeout_ms = (unsigned)timeout;
     out->max_body_bytes = (uint64_t)body;
+
+    if ((at = config_setting_get_member(s, "quota"))) {
+        vf_cfg_join(path, where, "quota");
+        if (parse_quota(ctx, at, path, out) != 0)
+            return -1;
+    }
 
     if ((at = config_setting_get_member(s, "egress"))) {
         vf_cfg_join(path, where, "egress");
@@ -248,6 +321,9 @@ void vf_cfg_tenant_free(vf_tenant_config *t)
         return;
     free(t->name);
     free(t->uids);
+    if (t->tokens)
+        explicit_bzero(t->tokens, t->n_tokens * sizeof *t->tokens);
+    free(t->tokens);
     for (size_t i = 0; i < t->n_providers && t->providers; i++)
         vf_cfg_provider_free(&t->providers[i]);
     free(t->providers);

@@ -2,6 +2,7 @@
 #include "policy/egress.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,20 +219,68 @@ static bool port_allowed(const vf_egress_policy *p, uint16_t port)
     return false;
 }
 
+static bool is_unspecified(int family, const uint8_t addr[16])
+{
+    static const uint8_t zero[16];
+    return memcmp(addr, zero, family == AF_INET ? 4 : 16) == 0;
+}
+
 static bool is_broker_self(const vf_egress_policy *p, int family, const uint8_t addr[16],
                            uint16_t port)
 {
+    /* connect() to 0.0.0.0 or :: lands on a local address, so it reaches a
+     * listener of that family on the same port whatever it is bound to. */
+    bool unspecified = is_unspecified(family, addr);
     for (size_t i = 0; i < p->n_self && p->self_addrs; i++) {
         uint8_t self[16];
         uint16_t self_port = 0;
         int self_family = sockaddr_bytes((const struct sockaddr *)&p->self_addrs[i], self,
                                          &self_port);
-        if (self_family != family || memcmp(self, addr, family == AF_INET ? 4 : 16) != 0)
+        if (self_family != family)
+            continue;
+        if (!unspecified && memcmp(self, addr, family == AF_INET ? 4 : 16) != 0)
             continue;
         if (self_port == 0 || self_port == port)
             return true;
     }
     return false;
+}
+
+int vf_egress_add_self(vf_egress_policy *policy, const struct sockaddr *sa)
+{
+    if (!policy || !sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct sockaddr_storage entry;
+    memset(&entry, 0, sizeof entry);
+    memcpy(&entry, sa, sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                : sizeof(struct sockaddr_in6));
+    uint8_t addr[16];
+    uint16_t port = 0;
+    int family = sockaddr_bytes(sa, addr, &port);
+    for (size_t i = 0; i < policy->n_self && policy->self_addrs; i++) {
+        uint8_t have[16];
+        uint16_t have_port = 0;
+        if (sockaddr_bytes((const struct sockaddr *)&policy->self_addrs[i], have, &have_port) ==
+                family &&
+            have_port == port && memcmp(have, addr, family == AF_INET ? 4 : 16) == 0)
+            return 0;
+    }
+    if (policy->n_self >= VF_EGRESS_SELF_MAX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    struct sockaddr_storage *grown =
+        realloc(policy->self_addrs, (policy->n_self + 1) * sizeof *grown);
+    if (!grown) {
+        errno = ENOMEM;
+        return -1;
+    }
+    grown[policy->n_self] = entry;
+    policy->self_addrs = grown;
+    policy->n_self++;
+    return 0;
 }
 
 static bool in_list(const vf_cidr *list, size_t n, const struct sockaddr *sa)
@@ -242,10 +291,11 @@ static bool in_list(const vf_cidr *list, size_t n, const struct sockaddr *sa)
     return false;
 }
 
-const char *vf_egress_check(const vf_egress_policy *policy, const struct sockaddr *sa)
+/* The address rules; `host_allowed` is an allow_hosts match for the name sa
+ * was resolved from, which lifts only the default special-purpose denials. */
+static const char *check_address(const vf_egress_policy *p, const struct sockaddr *sa,
+                                 bool host_allowed)
 {
-    static const vf_egress_policy empty;
-    const vf_egress_policy *p = policy ? policy : &empty;
     uint8_t addr[16];
     uint16_t port = 0;
     int family = sockaddr_bytes(sa, addr, &port);
@@ -260,7 +310,7 @@ const char *vf_egress_check(const vf_egress_policy *policy, const struct sockadd
         return "port";
     if (family == AF_INET6 && find_embedded(addr))
         return "ipv4_embedded_ipv6";
-    if (in_list(p->allow, p->n_allow, sa))
+    if (in_list(p->allow, p->n_allow, sa) || host_allowed)
         return NULL;
 
     const special_range *r = find_default_denial(family, addr);
@@ -270,6 +320,23 @@ const char *vf_egress_check(const vf_egress_policy *policy, const struct sockadd
     if (family == AF_INET6 && (addr[0] & 0xe0) != 0x20)
         return "reserved";
     return NULL;
+}
+
+static const vf_egress_policy empty_policy;
+
+const char *vf_egress_check(const vf_egress_policy *policy, const struct sockaddr *sa)
+{
+    return check_address(policy ? policy : &empty_policy, sa, false);
+}
+
+const char *vf_egress_check_host(const vf_egress_policy *policy, const char *host,
+                                 const struct sockaddr *sa)
+{
+    const vf_egress_policy *p = policy ? policy : &empty_policy;
+    const char *rule = vf_egress_host_check(p, host);
+    if (rule)
+        return rule;
+    return check_address(p, sa, vf_egress_host_allowed_explicitly(p, host));
 }
 
 /* ---- human-readable denial lines ---- */
@@ -286,6 +353,7 @@ static const char *rule_phrase(const char *rule)
 {
     static const struct { const char *rule, *phrase; } phrases[] = {
         { "tenant_deny", "is in a range this tenant denies" },
+        { "tenant_deny_host", "belongs to a host name this tenant denies" },
         { "broker_self", "is the broker's own listener" },
         { "unspecified", "is the unspecified address" },
         { "loopback", "is a loopback address" },
@@ -369,5 +437,11 @@ void vf_egress_policy_free(vf_egress_policy *policy)
     free(policy->deny);
     free(policy->ports);
     free(policy->self_addrs);
+    for (size_t i = 0; i < policy->n_allow_hosts && policy->allow_hosts; i++)
+        free(policy->allow_hosts[i]);
+    free(policy->allow_hosts);
+    for (size_t i = 0; i < policy->n_deny_hosts && policy->deny_hosts; i++)
+        free(policy->deny_hosts[i]);
+    free(policy->deny_hosts);
     memset(policy, 0, sizeof *policy);
 }

@@ -26,32 +26,12 @@
 
 #include "policy/circuit.h"
 #include "policy/config.h"
+#include "policy/ordering_config.h"
 
 #define VF_ORDER_MAX         32u   /* providers per tenant (the config's cap) */
 #define VF_ORDER_REASON_MAX  384u
-#define VF_ORDER_MAX_RULES   256u
-#define VF_ORDER_MAX_PATTERNS 64u  /* per rule */
 
-typedef enum { VF_ORDER_STATIC = 0, VF_ORDER_DOMAIN, VF_ORDER_COST, VF_ORDER_HEALTH } vf_order_strategy;
 
-typedef struct {
-    char **patterns;          /* host patterns; any one matching selects the rule */
-    size_t n_patterns;
-    char **providers;         /* provider names in the order to try them */
-    size_t n_providers;
-} vf_domain_rule;
-
-/* All-zero = static. Owned by the tenant config (vf_order_config_free). */
-typedef struct {
-    vf_order_strategy strategy;
-    vf_domain_rule *rules;    /* domain: first match wins */
-    size_t n_rules;
-    bool drop_unlisted;       /* domain: providers a matching rule does not name are dropped */
-    bool has_budget;          /* cost: per-lookup budget in cost_per_call units */
-    double budget;
-    bool by_latency;          /* health: fastest EWMA latency first; unmeasured keep configured order after measured */
-    bool skip_unhealthy;      /* static/domain/cost: also skip providers whose circuit refuses them */
-} vf_order_config;
 
 const char *vf_order_strategy_name(vf_order_strategy s);   /* "static", "domain", "cost", "health" */
 int vf_order_strategy_parse(const char *name, vf_order_strategy *out);   /* 0 or -1 */

@@ -12,6 +12,7 @@
 #include "config_fixture.h"
 #include "policy/config.h"
 #include "policy/config_internal.h"
+#include "policy/tenant_auth.h"
 
 TestSuite(config_ok, .init = fx_setup, .fini = fx_teardown);
 
@@ -242,41 +243,81 @@ static char *example_text(void)
     return read_whole(path);
 }
 
+/* Returns a malloc'd copy of text with the first `from` replaced by `to`. */
+static char *replace_once(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    cr_assert_not_null(at, "example no longer contains \"%s\"", from);
+    char *out = NULL;
+    cr_assert_geq(asprintf(&out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from)), 0);
+    return out;
+}
+
+static int load_text(const char *text, vf_config *cfg, char *err, size_t errlen)
+{
+    free(fx_write("example.conf", text, strlen(text), 0644));
+    char path[256];
+    snprintf(path, sizeof path, "%s/example.conf", fx_dir);
+    return vf_config_load(path, cfg, err, errlen);
+}
+
 Test(config_ok, shipped_example_loads)
 {
     char *text = example_text();
     char *key = fx_key_file();
-    const char *placeholder = "/etc/verifetch/fetcher.key";
-    char *at = strstr(text, placeholder);
-    cr_assert_not_null(at, "example no longer names %s", placeholder);
-    *at = '\0';
+    char *with_key = replace_once(text, "/etc/verifetch/fetcher.key", key);
     vf_config cfg;
     char err[1024];
-    /* Escape nothing: the example has no '%', which fx_load would interpret. */
-    cr_assert_null(strchr(text, '%'));
-    cr_assert_null(strchr(at + strlen(placeholder), '%'));
-    int rc = fx_load(&cfg, err, sizeof err, "%s%s%s", text, key, at + strlen(placeholder));
-    cr_assert_eq(rc, 0, "example failed to load: %s", err);
+    cr_assert_eq(load_text(with_key, &cfg, err, sizeof err), 0, "example failed to load: %s", err);
 
     cr_assert_str_eq(cfg.socket_path, "/run/verifetch/verifetch.sock");
     cr_assert_eq(cfg.socket_mode, 0660);
+    cr_assert_null(cfg.tcp_listen, "the example leaves the TCP listener off");
     cr_assert_eq(cfg.max_concurrent, 64);
     cr_assert_eq(cfg.n_markers, 3);
-    cr_assert_eq(cfg.n_tenants, 2);
-    const vf_tenant_config *agents = &cfg.tenants[0], *batch = &cfg.tenants[1];
+    cr_assert_eq(cfg.n_tenants, 3);
+    const vf_tenant_config *agents = &cfg.tenants[0], *batch = &cfg.tenants[1],
+                           *remote = &cfg.tenants[2];
     cr_assert_str_eq(agents->name, "agents");
     cr_assert_eq(agents->n_uids, 2);
+    cr_assert_eq(agents->n_tokens, 0);
+    cr_assert_eq(agents->quota_concurrent, 8);
+    cr_assert_eq(agents->quota_rpm, 120);
     cr_assert_eq(agents->n_providers, 2);
     cr_assert_str_eq(agents->providers[1].name, "fetcher");
     cr_assert_str_eq(agents->providers[1].secret, FX_SECRET);
     cr_assert_str_eq(agents->providers[1].json_pointer, "/data/content");
     cr_assert_str_eq(agents->providers[1].cred_format, "Bearer {key}");
     cr_assert_eq(agents->egress.n_deny, 1);
+    cr_assert_eq(agents->egress.n_allow_hosts, 1);
+    cr_assert_str_eq(agents->egress.allow_hosts[0], "*.internal.example");
+    cr_assert_eq(agents->egress.n_deny_hosts, 2);
+    cr_assert_str_eq(agents->egress.deny_hosts[1], "metadata.google.internal");
     cr_assert_str_eq(batch->name, "batch");
     cr_assert_eq(batch->attempt_ceiling, 1);
+    cr_assert_eq(batch->quota_concurrent + batch->quota_rpm, 0, "absent quota = unlimited");
     cr_assert_eq(batch->n_providers, 1, "absent providers = the built-in direct");
     cr_assert_eq(batch->providers[0].kind, VF_PROVIDER_DIRECT);
+    cr_assert_str_eq(remote->name, "remote");
+    cr_assert_eq(remote->n_uids, 0);
+    cr_assert_eq(remote->n_tokens, 1);
+    cr_assert_eq(remote->tokens[0].sha256[0], 0xbb);
+    cr_assert_eq(remote->tokens[0].sha256[31], 0x82);
+    /* A token-only tenant is no catch-all: unlisted unix peers are refused. */
+    cr_assert_null(vf_tenant_for_uid(&cfg, 4242));
+    cr_assert_eq(vf_tenant_for_uid(&cfg, 2000), batch);
     vf_config_free(&cfg);
+
+    /* The commented-out TCP listener is valid as written once enabled. */
+    char *with_tcp = replace_once(with_key, "# tcp = \"127.0.0.1:8089\";", "tcp = \"127.0.0.1:8089\";");
+    cr_assert_eq(load_text(with_tcp, &cfg, err, sizeof err), 0, "example with tcp: %s", err);
+    cr_assert_str_eq(cfg.tcp_listen, "127.0.0.1:8089");
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&cfg.tcp_addr;
+    cr_assert_eq(in->sin_family, AF_INET);
+    cr_assert_eq(ntohs(in->sin_port), 8089);
+    vf_config_free(&cfg);
+    free(with_tcp);
+    free(with_key);
     free(key);
     free(text);
 }
@@ -288,7 +329,8 @@ Test(config_ok, example_documents_every_setting)
         "classify", "interstitial_markers", "tenants", "name", "uids", "attempt_ceiling",
         "timeout_ms", "max_body_bytes", "egress", "allow", "deny", "ports", "any_port",
         "providers", "kind", "endpoint", "credential", "header", "query", "format", "key_file",
-        "key_env", "response", "pointer", "cost",
+        "key_env", "response", "pointer", "cost", "tcp", "tokens", "quota", "concurrent",
+        "requests_per_minute", "allow_hosts", "deny_hosts",
     };
     char *text = example_text();
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {

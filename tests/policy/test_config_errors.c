@@ -33,9 +33,13 @@ Test(config_err, unknown_settings_anywhere)
     fx_expect_error(2, "listen_port: unknown setting (expected one of: listen, worker, classify, tenants)",
                     "listen = { socket = \"/tmp/a.sock\"; };\nlisten_port = 80;\n");
     fx_expect_error(2, "listen.sockets: unknown setting", "listen = {\n  sockets = \"/tmp/a\";\n};\n");
-    fx_expect_error(4, "tenants[0].egress.alow: unknown setting (expected one of: allow, deny, ports, any_port)",
+    fx_expect_error(4, "tenants[0].egress.alow: unknown setting (expected one of: allow, deny, allow_hosts, deny_hosts, ports, any_port)",
                     FX_TENANT_WITH("egress = { alow = [ \"127.0.0.1/32\" ]; };"));
-    fx_expect_error(4, "tenants[0].quota: unknown setting", FX_TENANT_WITH("quota = 5;"));
+    fx_expect_error(4, "tenants[0].quotas: unknown setting", FX_TENANT_WITH("quotas = { };"));
+    fx_expect_error(4, "tenants[0].quota.rpm: unknown setting (expected one of: concurrent, requests_per_minute)",
+                    FX_TENANT_WITH("quota = { rpm = 5; };"));
+    fx_expect_error(2, "listen.tcp_port: unknown setting (expected one of: socket, mode, tcp)",
+                    "listen = {\n  tcp_port = 8089;\n};\n");
     fx_expect_error(7, "tenants[0].providers[1].credential.keyfile: unknown setting",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; keyfile = \"/x\";", ""));
     fx_expect_error(8, "tenants[0].providers[1].retries: unknown setting",
@@ -162,7 +166,7 @@ Test(config_err, tenant_rules)
     fx_expect_error(4, "tenants[1].uids[1]: uid 1000 is already mapped to tenant \"a\"",
                     "tenants = ( { name = \"a\"; uids = [ 7, 1000 ]; },\n"
                     "  { name = \"b\";\n    uids = [ 8,\n 1000 ]; } );\n");
-    fx_expect_error(2, "tenants[1]: only one tenant may leave uids empty (tenants[0] \"a\" already serves any peer)",
+    fx_expect_error(2, "tenants[1]: only one tenant may leave uids empty without tokens (tenants[0] \"a\" already serves any peer)",
                     "tenants = ( { name = \"a\"; },\n  { name = \"b\"; } );\n");
     fx_expect_error(4, "tenants[0].uids[1]: uid 5 is listed twice", FX_TENANT_WITH("uids = [ 5, 5 ];"));
 }

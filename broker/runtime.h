@@ -1,0 +1,26 @@
+/* Broker state that outlives any one policy snapshot: worker slots, quotas,
+ * circuit health and metrics. Registries are keyed by tenant/provider name,
+ * so a reload keeps the counts and circuits of names that survive it. */
+#ifndef VERIFETCH_RUNTIME_H
+#define VERIFETCH_RUNTIME_H
+
+#include <semaphore.h>
+
+#include "broker/metrics.h"
+#include "broker/quota.h"
+#include "policy/circuit.h"
+#include "policy/config.h"
+
+typedef struct {
+    sem_t worker_slots;            /* live workers, all tenants */
+    vf_quota *quota;
+    vf_circuit_registry *circuits;
+    vf_metrics *metrics;
+} vf_runtime;
+
+int vf_runtime_init(vf_runtime *rt, unsigned max_workers);
+/* Register a config's tenants and providers (call before the snapshot goes live). */
+int vf_runtime_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t errlen);
+void vf_runtime_destroy(vf_runtime *rt);
+
+#endif
