@@ -1,6 +1,7 @@
 /* verifetchd: the privileged broker. Holds policy and provider keys, serves
  * the client API, and runs each fetch in a fresh confined worker. */
 #include <curl/curl.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 #include "broker/health.h"
 #include "broker/server.h"
 #include "broker/socket_activation.h"
+#include "broker/tcp_listener.h"
 #include "policy/config.h"
 
 static void usage(FILE *to)
@@ -92,13 +94,15 @@ static void describe(const vf_config *cfg)
     }
 }
 
-/* The broker's own TCP listener is never a fetch target, for any tenant. */
+/* The broker's own TCP listener is never a fetch target, for any tenant.
+ * The bound address (port 0 resolved) is recorded once the socket exists. */
+static struct sockaddr_storage self_addr;
+static bool have_self_addr;
+
 static void register_self(vf_config *cfg)
 {
-    if (!cfg->tcp_listen)
-        return;
-    for (size_t t = 0; t < cfg->n_tenants; t++)
-        vf_egress_add_self(&cfg->tenants[t].egress, (const struct sockaddr *)&cfg->tcp_addr);
+    if (cfg->tcp_listen)
+        vf_config_add_self(cfg, (const struct sockaddr *)(have_self_addr ? &self_addr : &cfg->tcp_addr));
 }
 
 /* SIGHUP: build a complete new snapshot first; only a valid one replaces the
@@ -136,13 +140,24 @@ int main(int argc, char **argv)
     vf_config *cfg = load_config(&o);
     if (!cfg)
         return 1;
-    register_self(cfg);
     if (o.check_only) {
         describe(cfg);
         vf_config_free(cfg);
         free(cfg);
         return 0;
     }
+    char err[1024];
+    int tcp_fd = -1;
+    if (cfg->tcp_listen) {
+        tcp_fd = vf_tcp_listen((const struct sockaddr *)&cfg->tcp_addr, cfg->tcp_addr_len, cfg->tcp_listen,
+                               &self_addr, err, sizeof err);
+        if (tcp_fd < 0) {
+            fprintf(stderr, "verifetchd: %s\n", err);
+            return 1;
+        }
+        have_self_addr = true;
+    }
+    register_self(cfg);
 
     /* Signals are taken synchronously by this thread; every thread started
      * after this inherits the block. */
@@ -159,7 +174,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "verifetchd: out of memory\n");
         return 1;
     }
-    char err[1024];
     char *socket_path = strdup(cfg->socket_path);
     unsigned socket_mode = cfg->socket_mode;
     unsigned max_connections = cfg->max_concurrent * 4 + 16;
@@ -183,8 +197,7 @@ int main(int argc, char **argv)
     }
     vf_server_options so = {
         .socket_path = socket_path, .socket_mode = socket_mode, .inherited_fd = inherited,
-        .tcp_addr = cfg->tcp_listen ? &cfg->tcp_addr : NULL, .tcp_addr_len = cfg->tcp_addr_len,
-        .tcp_label = cfg->tcp_listen, .max_connections = max_connections, .health = &health,
+        .tcp_fd = tcp_fd, .tcp_label = cfg->tcp_listen, .max_connections = max_connections, .health = &health,
     };
     vf_server *server = vf_server_start(&holder, &so, err, sizeof err);
     if (!server) {
@@ -197,8 +210,13 @@ int main(int argc, char **argv)
         printf("verifetchd: listening on the socket systemd passed\n");
     else
         printf("verifetchd: listening on unix:%s\n", socket_path);
-    if (cfg->tcp_listen)
-        printf("verifetchd: listening on tcp:%s (bearer tokens)\n", cfg->tcp_listen);
+    if (have_self_addr) {
+        char host[64] = "?", port[16] = "?";
+        getnameinfo((struct sockaddr *)&self_addr, sizeof self_addr, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV);
+        printf("verifetchd: listening on tcp:%s%s%s:%s (bearer tokens)\n", strchr(host, ':') ? "[" : "", host,
+               strchr(host, ':') ? "]" : "", port);
+    }
     fflush(stdout);
 
     for (;;) {

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,21 +74,24 @@ static int connect_bounded(const struct sockaddr *sa, socklen_t salen, int64_t d
     return 0;
 }
 
-static int resolve(const char *host, struct addrinfo **res, char *detail, size_t dlen)
+/* curl's URL API keeps brackets around IPv6 literals; the resolver and the
+ * host rules want the bare name. */
+static int bare_host(const char *host, char *bare, size_t cap)
 {
-    char bare[256];
     size_t hl = strlen(host);
-    if (hl >= sizeof bare) {
-        snprintf(detail, dlen, "host name is too long");
+    if (hl >= cap)
         return -1;
-    }
-    /* curl's URL API keeps brackets around IPv6 literals. */
     if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
         memcpy(bare, host + 1, hl - 2);
         bare[hl - 2] = '\0';
     } else {
         memcpy(bare, host, hl + 1);
     }
+    return 0;
+}
+
+static int resolve(const char *bare, struct addrinfo **res, char *detail, size_t dlen)
+{
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
     int rc = getaddrinfo(bare, NULL, &hints, res);
     if (rc != 0) {
@@ -103,9 +107,25 @@ vf_connect_status vf_resolve_connect(const char *host, uint16_t port,
 {
     memset(out, 0, sizeof *out);
     out->fd = -1;
-    struct addrinfo *res = NULL;
-    if (resolve(host, &res, out->detail, sizeof out->detail) != 0)
+    char bare[256];
+    if (bare_host(host, bare, sizeof bare) != 0) {
+        snprintf(out->detail, sizeof out->detail, "host name is too long");
         return VF_CONNECT_RESOLVE_FAILED;
+    }
+    /* A name rule refuses before any DNS query leaves the broker. */
+    const char *by_name = vf_egress_host_check(policy, bare);
+    if (by_name) {
+        out->denied_rule = by_name;
+        vf_egress_describe_host(by_name, bare, NULL, out->detail, sizeof out->detail);
+        return VF_CONNECT_DENIED;
+    }
+    struct addrinfo *res = NULL;
+    if (resolve(bare, &res, out->detail, sizeof out->detail) != 0)
+        return VF_CONNECT_RESOLVE_FAILED;
+    /* IP literals carry no name a host rule could vouch for. */
+    struct in6_addr probe6;
+    struct in_addr probe4;
+    bool literal = inet_pton(AF_INET, bare, &probe4) == 1 || inet_pton(AF_INET6, bare, &probe6) == 1;
 
     vf_connect_status status = VF_CONNECT_DENIED;
     int tried = 0, last_err = 0;
@@ -116,11 +136,11 @@ vf_connect_status vf_resolve_connect(const char *host, uint16_t port,
         struct sockaddr_storage ss;
         memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
         set_port((struct sockaddr *)&ss, port);
-        const char *rule = vf_egress_check(policy, (struct sockaddr *)&ss);
+        const char *rule = vf_egress_check_host(policy, literal ? NULL : bare, (struct sockaddr *)&ss);
         if (rule) {
             if (!out->denied_rule) {
                 out->denied_rule = rule;
-                vf_egress_describe(rule, (struct sockaddr *)&ss, out->detail, sizeof out->detail);
+                vf_egress_describe_host(rule, bare, (struct sockaddr *)&ss, out->detail, sizeof out->detail);
             }
             continue;
         }

@@ -247,20 +247,6 @@ static int start_listener(listener *l, vf_server *s, int fd, bool tcp, unsigned 
     return l->daemon ? 0 : -1;
 }
 
-static int tcp_listen(const vf_server_options *o, char *err, size_t errlen)
-{
-    const struct sockaddr *sa = (const struct sockaddr *)o->tcp_addr;
-    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, sa, o->tcp_addr_len) != 0 || listen(fd, 128) != 0) {
-        snprintf(err, errlen, "cannot listen on TCP %s: %s", o->tcp_label, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return fd;
-}
 
 static void stop_listener(listener *l)
 {
@@ -299,16 +285,11 @@ vf_server *vf_server_start(vf_broker_holder *holder, const vf_server_options *o,
         vf_server_stop(s);
         return NULL;
     }
-    if (o->tcp_addr) {
-        int tfd = tcp_listen(o, err, errlen);
-        if (tfd < 0 || start_listener(&s->tcp_side, s, tfd, true, o->max_connections) != 0) {
-            if (tfd >= 0) {
-                snprintf(err, errlen, "cannot start the HTTP server on TCP %s", o->tcp_label);
-                s->tcp_side.fd = tfd;
-            }
-            vf_server_stop(s);
-            return NULL;
-        }
+    if (o->tcp_fd >= 0 && start_listener(&s->tcp_side, s, o->tcp_fd, true, o->max_connections) != 0) {
+        snprintf(err, errlen, "cannot start the HTTP server on TCP %s", o->tcp_label);
+        s->tcp_side.fd = o->tcp_fd;
+        vf_server_stop(s);
+        return NULL;
     }
     return s;
 }

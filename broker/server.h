@@ -13,8 +13,7 @@ typedef struct {
     const char *socket_path;          /* unix socket to create (ignored when inherited_fd >= 0) */
     unsigned socket_mode;
     int inherited_fd;                 /* a listening socket from systemd, or -1 */
-    const void *tcp_addr;             /* struct sockaddr of the loopback TCP listener, or NULL */
-    unsigned tcp_addr_len;
+    int tcp_fd;                       /* a bound, listening loopback TCP socket (vf_tcp_listen), or -1 */
     const char *tcp_label;            /* as configured, for messages */
     unsigned max_connections;         /* per listener */
     const vf_health *health;          /* what GET /v1/health reports */
