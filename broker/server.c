@@ -12,6 +12,7 @@
 
 #include "broker/health.h"
 #include "broker/lookup.h"
+#include "broker/lookup_log.h"
 #include "broker/metrics.h"
 #include "broker/request.h"
 #include "broker/tool_spec.h"
@@ -115,6 +116,7 @@ static enum MHD_Result handle_lookup(vf_broker *b, const vf_tenant_config *tenan
     vf_request_error err;
     if (vf_request_parse(ctx->body ? ctx->body : "", ctx->len, &req, &err) != 0) {
         vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_BAD_REQUEST);
+        vf_request_log(stderr, tenant->name, "bad_request", err.field[0] ? err.field : err.message);
         return send_error(c, MHD_HTTP_BAD_REQUEST, err.field, err.message);
     }
     unsigned retry_after = 0;
@@ -122,12 +124,16 @@ static enum MHD_Result handle_lookup(vf_broker *b, const vf_tenant_config *tenan
     if (v != VF_QUOTA_OK) {
         vf_request_free(&req);
         vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_THROTTLED);
+        vf_request_log(stderr, tenant->name, "throttled", vf_quota_verdict_name(v));
         return send_throttled(c, retry_after ? retry_after : 1,
                               v == VF_QUOTA_CONCURRENCY ? "too many lookups in flight for this tenant"
                                                         : "requests-per-minute quota exceeded for this tenant");
     }
+    int64_t started = vf_now_ms();
     json_t *result = vf_lookup_run(b, tenant, &req);
     vf_quota_release(b->rt->quota, tenant->name);
+    if (result)
+        vf_lookup_log(stderr, tenant->name, result, vf_now_ms() - started);
     vf_request_free(&req);
     return send_json(c, MHD_HTTP_OK, result);
 }

@@ -1,0 +1,17 @@
+/* One canonical structured log line per lookup, built from the (already
+ * redacted) receipt, so a log never holds more than the agent was shown. */
+#ifndef VERIFETCH_LOOKUP_LOG_H
+#define VERIFETCH_LOOKUP_LOG_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Writes {"ts","event":"lookup","tenant","url","status","attempts","provider_used",
+ * "failure_reason","outcomes":[...],"duration_ms"} as one JSON line. */
+void vf_lookup_log(FILE *to, const char *tenant, const json_t *tool_result, int64_t duration_ms);
+
+/* Same shape for refusals before a lookup ran ("bad_request", "throttled", "forbidden"). */
+void vf_request_log(FILE *to, const char *tenant, const char *event, const char *detail);
+
+#endif
