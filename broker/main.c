@@ -147,6 +147,15 @@ int main(int argc, char **argv)
         return 0;
     }
     char err[1024];
+    /* Before any thread exists: it unsets LISTEN_* in our environment. */
+    int inherited = vf_systemd_listen_fd(err, sizeof err);
+    if (inherited == -2) {
+        fprintf(stderr, "verifetchd: %s\n", err);
+        return 1;
+    }
+    char inherited_path[108] = "";
+    if (inherited >= 0)
+        vf_unix_socket_path(inherited, inherited_path, sizeof inherited_path, err, sizeof err);
     int tcp_fd = -1;
     if (cfg->tcp_listen) {
         tcp_fd = vf_tcp_listen((const struct sockaddr *)&cfg->tcp_addr, cfg->tcp_addr_len, cfg->tcp_listen,
@@ -188,13 +197,6 @@ int main(int argc, char **argv)
     static vf_health health;
     vf_broker_holder holder;
     vf_holder_init(&holder, broker);
-    int inherited = vf_systemd_listen_fd(err, sizeof err);
-    if (inherited == -2) {
-        fprintf(stderr, "verifetchd: %s\n", err);
-        vf_holder_destroy(&holder);
-        free(socket_path);
-        return 1;
-    }
     vf_server_options so = {
         .socket_path = socket_path, .socket_mode = socket_mode, .inherited_fd = inherited,
         .tcp_fd = tcp_fd, .tcp_label = cfg->tcp_listen, .max_connections = max_connections, .health = &health,
@@ -207,7 +209,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (inherited >= 0)
-        printf("verifetchd: listening on the socket systemd passed\n");
+        printf("verifetchd: listening on unix:%s (from systemd)\n", inherited_path[0] ? inherited_path : "?");
     else
         printf("verifetchd: listening on unix:%s\n", socket_path);
     if (have_self_addr) {

@@ -9,6 +9,7 @@ DEPS=(
   libcurl4-openssl-dev libseccomp-dev libmsgpack-dev libpcre2-dev libcriterion-dev
   libmicrohttpd-dev libjansson-dev libxml2-dev libconfig-dev libssl-dev
   openssl ca-certificates python3 curl procps
+  systemd groff-base man-db python3-yaml binutils
 )
 missing=()
 for p in "${DEPS[@]}"; do
