@@ -209,7 +209,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (inherited >= 0)
-        printf("verifetchd: listening on unix:%s (from systemd)\n", inherited_path[0] ? inherited_path : "?");
+        printf("verifetchd: listening on unix:%s\n", inherited_path[0] ? inherited_path : "?");
     else
         printf("verifetchd: listening on unix:%s\n", socket_path);
     if (have_self_addr) {

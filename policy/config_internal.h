@@ -18,6 +18,7 @@
 #define VF_CFG_KEY_MIN      8u
 #define VF_CFG_LIST_MAX     256u  /* uids, CIDRs, providers, tenants, markers */
 #define VF_CFG_STRING_MAX   2048u
+#define VF_CFG_COST_MAX     1e9   /* providers[].cost and ordering.budget */
 
 typedef struct {
     const char *path;     /* the file being loaded */
@@ -53,6 +54,13 @@ int vf_cfg_get_bool(vf_cfg_ctx *ctx, const config_setting_t *s, const char *wher
 int vf_cfg_get_number(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                       double min, double max, double *out);
 
+/* Reports a validator's "sub.path: text" (the path relative to `group`, which
+ * sits at `where`) at the line of the deepest setting the path names; a first
+ * segment "a/b" takes the line of whichever of a, b the file sets. When the
+ * path names a setting the file leaves out, `if_unset` is appended. */
+int vf_cfg_fail_relative(vf_cfg_ctx *ctx, const config_setting_t *group, const char *where,
+                         const char *message, const char *if_unset);
+
 /* Name rule shared by tenants and providers: [a-z0-9_-]{1,32}. */
 bool vf_cfg_valid_name(const char *name);
 
@@ -73,6 +81,12 @@ int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char
                           vf_provider_config *out);
 int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                         vf_tenant_config *out);
+/* tenants[i].ordering into t->ordering; needs t->providers parsed already. */
+int vf_cfg_parse_ordering(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                          vf_tenant_config *t);
+/* tenants[i].circuit: the defaults with the given keys overridden; sets has_circuit. */
+int vf_cfg_parse_circuit(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                         vf_tenant_config *t);
 
 /* listen.tcp: a loopback "127.0.0.1:PORT" / "[::1]:PORT" into cfg->tcp_*. */
 int vf_cfg_parse_tcp_listen(vf_cfg_ctx *ctx, const config_setting_t *at, vf_config *cfg);

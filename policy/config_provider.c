@@ -281,7 +281,7 @@ int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char
 
     at = config_setting_get_member(s, "cost");
     vf_cfg_join(path, where, "cost");
-    if (at && vf_cfg_get_number(ctx, at, path, 0.0, 1e9, &out->cost_per_call) != 0)
+    if (at && vf_cfg_get_number(ctx, at, path, 0.0, VF_CFG_COST_MAX, &out->cost_per_call) != 0)
         return -1;
 
     static const char *const api_only[] = { "endpoint", "credential", "response", NULL };

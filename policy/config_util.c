@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void vformat(vf_cfg_ctx *ctx, const char *prefix, const char *fmt, va_list ap)
@@ -178,6 +179,85 @@ int vf_cfg_get_number(vf_cfg_ctx *ctx, const config_setting_t *s, const char *wh
         return vf_cfg_fail(ctx, s, where, "%g is out of range (%g..%g)", v, min, max);
     *out = v;
     return 0;
+}
+
+/* Follows "a.b[2].c" down from `at` as far as the file goes; *complete says
+ * whether every step was found. */
+static const config_setting_t *walk_path(const config_setting_t *at, const char *path,
+                                         bool *complete)
+{
+    *complete = false;
+    for (const char *p = path; *p;) {
+        const config_setting_t *next = NULL;
+        if (*p == '[') {
+            char *end;
+            unsigned long index = strtoul(p + 1, &end, 10);
+            int type = config_setting_type(at);
+            if (end == p + 1 || *end != ']' || index > 0xffffu)
+                return at;
+            if (type == CONFIG_TYPE_ARRAY || type == CONFIG_TYPE_LIST)
+                next = config_setting_get_elem(at, (unsigned)index);
+            p = end + 1;
+        } else {
+            if (*p == '.')
+                p++;
+            size_t n = strcspn(p, ".[");
+            char name[VF_CFG_PATH_MAX];
+            if (n == 0 || n >= sizeof name)
+                return at;
+            memcpy(name, p, n);
+            name[n] = '\0';
+            if (config_setting_type(at) == CONFIG_TYPE_GROUP)
+                next = config_setting_get_member(at, name);
+            p += n;
+        }
+        if (!next)
+            return at;
+        at = next;
+    }
+    *complete = true;
+    return at;
+}
+
+/* "failure_threshold/failure_rate..." -> the first alternative `group` sets,
+ * with the rest of the path kept; unchanged when it sets none. */
+static void pick_alternative(const config_setting_t *group, char *rel)
+{
+    size_t head = strcspn(rel, ".[");
+    if (!memchr(rel, '/', head))
+        return;
+    for (size_t start = 0; start < head;) {
+        size_t n = strcspn(rel + start, "/.[");
+        char name[VF_CFG_PATH_MAX];
+        memcpy(name, rel + start, n);
+        name[n] = '\0';
+        if (n > 0 && config_setting_get_member(group, name)) {
+            memmove(rel, rel + start, n);
+            memmove(rel + n, rel + head, strlen(rel + head) + 1);
+            return;
+        }
+        start += n + 1;
+    }
+}
+
+int vf_cfg_fail_relative(vf_cfg_ctx *ctx, const config_setting_t *group, const char *where,
+                         const char *message, const char *if_unset)
+{
+    const char *colon = strstr(message, ": ");
+    char rel[VF_CFG_PATH_MAX], walk[VF_CFG_PATH_MAX];
+    if (!colon || (size_t)(colon - message) >= sizeof rel)
+        return vf_cfg_fail(ctx, group, where, "%s", message);
+    memcpy(rel, message, (size_t)(colon - message));
+    rel[colon - message] = '\0';
+    /* The message keeps the validator's path; the line comes from what the file sets. */
+    memcpy(walk, rel, strlen(rel) + 1);
+    pick_alternative(group, walk);
+
+    bool complete;
+    const config_setting_t *at = walk_path(group, walk, &complete);
+    char path[VF_CFG_PATH_MAX];
+    vf_cfg_join(path, where, rel);
+    return vf_cfg_fail(ctx, at, path, "%s%s", colon + 2, complete ? "" : if_unset);
 }
 
 bool vf_cfg_valid_name(const char *name)

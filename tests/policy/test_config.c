@@ -293,6 +293,33 @@ Test(config_ok, shipped_example_loads)
     cr_assert_str_eq(agents->egress.allow_hosts[0], "*.internal.example");
     cr_assert_eq(agents->egress.n_deny_hosts, 2);
     cr_assert_str_eq(agents->egress.deny_hosts[1], "metadata.google.internal");
+    cr_assert_float_eq(agents->providers[1].cost_per_call, 0.002, 1e-12);
+    const vf_order_config *order = &agents->ordering;
+    cr_assert_eq(order->strategy, VF_ORDER_DOMAIN);
+    cr_assert(order->skip_unhealthy);
+    cr_assert_not(order->drop_unlisted);
+    cr_assert_not(order->has_budget, "budget is shown commented out");
+    cr_assert_not(order->by_latency);
+    cr_assert_eq(order->n_rules, 2);
+    cr_assert_eq(order->rules[0].n_patterns, 2);
+    cr_assert_str_eq(order->rules[0].patterns[1], "*.docs.example.com");
+    cr_assert_eq(order->rules[0].n_providers, 2);
+    cr_assert_str_eq(order->rules[0].providers[0], "fetcher");
+    cr_assert_str_eq(order->rules[1].patterns[0], "*");
+    /* The example's circuit block spells out the defaults. */
+    vf_circuit_params defaults;
+    vf_circuit_params_default(&defaults);
+    cr_assert(agents->has_circuit);
+    cr_assert_eq(agents->circuit.failure_threshold, defaults.failure_threshold);
+    cr_assert_eq(agents->circuit.window, defaults.window);
+    cr_assert_eq(agents->circuit.min_samples, defaults.min_samples);
+    cr_assert_float_eq(agents->circuit.failure_rate, defaults.failure_rate, 1e-12);
+    cr_assert_eq(agents->circuit.cooldown_ms, defaults.cooldown_ms);
+    cr_assert_eq(agents->circuit.probe_lease_ms, defaults.probe_lease_ms);
+    cr_assert_float_eq(agents->circuit.ewma_alpha, defaults.ewma_alpha, 1e-12);
+    cr_assert_eq(agents->circuit.max_domains, defaults.max_domains);
+    cr_assert_not(batch->has_circuit);
+    cr_assert_eq(batch->ordering.strategy, VF_ORDER_STATIC);
     cr_assert_str_eq(batch->name, "batch");
     cr_assert_eq(batch->attempt_ceiling, 1);
     cr_assert_eq(batch->quota_concurrent + batch->quota_rpm, 0, "absent quota = unlimited");
@@ -330,7 +357,10 @@ Test(config_ok, example_documents_every_setting)
         "timeout_ms", "max_body_bytes", "egress", "allow", "deny", "ports", "any_port",
         "providers", "kind", "endpoint", "credential", "header", "query", "format", "key_file",
         "key_env", "response", "pointer", "cost", "tcp", "tokens", "quota", "concurrent",
-        "requests_per_minute", "allow_hosts", "deny_hosts",
+        "requests_per_minute", "allow_hosts", "deny_hosts", "ordering", "strategy",
+        "skip_unhealthy", "rules", "match", "unlisted", "budget", "by_latency", "circuit",
+        "failure_threshold", "window", "min_samples", "failure_rate", "cooldown_ms",
+        "probe_lease_ms", "ewma_alpha", "max_domains",
     };
     char *text = example_text();
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
