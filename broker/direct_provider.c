@@ -100,7 +100,9 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     }
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
     char detail[VF_DETAIL_MAX];
+    vf_metrics_workers_add(b->rt->metrics, 1);
     int rc = vf_worker_run(&spec, &job, c.fd, deadline_ms, res, detail, sizeof detail);
+    vf_metrics_workers_add(b->rt->metrics, -1);
     vf_worker_slot_give(&b->rt->worker_slots);
     close(c.fd);
     if (rc != 0) {

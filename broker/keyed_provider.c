@@ -152,7 +152,9 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
     vf_result res;
     char detail[VF_DETAIL_MAX];
+    vf_metrics_workers_add(b->rt->metrics, 1);
     int rc = vf_worker_run(&spec, &job, sv[1], deadline_ms, &res, detail, sizeof detail);
+    vf_metrics_workers_add(b->rt->metrics, -1);
     close(sv[1]);
     sv[1] = -1;
     vf_credential_proxy_finish(&proxy);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/grow_array.h"
+
 /* Label values of the enums, indexed by their numeric value. */
 static const char *const status_names[] = { "success", "error", "bad_request", "throttled" };
 static const char *const outcome_names[] = { "ok", "transport_error", "http_error", "unusable_content",
@@ -112,22 +114,6 @@ static bool label_ok(const char *v)
     return v && v[0] && strlen(v) <= VF_METRICS_LABEL_MAX;
 }
 
-static bool grow(void **items, size_t *cap, size_t n, size_t elem, size_t max)
-{
-    if (n < *cap)
-        return true;
-    if (n >= max)
-        return false;
-    size_t next = *cap ? *cap * 2 : 4;
-    if (next > max)
-        next = max;
-    void *grown = realloc(*items, next * elem);
-    if (!grown)
-        return false;
-    *items = grown;
-    *cap = next;
-    return true;
-}
 
 static tenant_series *find_tenant(vf_metrics *m, const char *name)
 {
@@ -149,7 +135,7 @@ static int add_provider(tenant_series *t, const char *name)
 {
     if (find_provider(t, name))
         return 0;
-    if (!grow((void **)&t->providers, &t->cap_providers, t->n_providers, sizeof *t->providers,
+    if (!vf_grow_array((void **)&t->providers, &t->cap_providers, t->n_providers, sizeof *t->providers,
               VF_METRICS_MAX_PROVIDERS))
         return -1;
     provider_series *p = &t->providers[t->n_providers];
@@ -172,7 +158,7 @@ int vf_metrics_add_tenant(vf_metrics *m, const char *tenant, const char *const *
     pthread_mutex_lock(&m->lock);
     tenant_series *t = find_tenant(m, tenant);
     if (!t) {
-        if (!grow((void **)&m->tenants, &m->cap_tenants, m->n_tenants, sizeof *m->tenants,
+        if (!vf_grow_array((void **)&m->tenants, &m->cap_tenants, m->n_tenants, sizeof *m->tenants,
                   VF_METRICS_MAX_TENANTS)) {
             rc = -1;
             goto out;

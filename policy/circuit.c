@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/grow_array.h"
+
 /* One breaker's state machine; the registry below only finds and locks it. */
 typedef struct {
     vf_circuit_state state;
@@ -269,23 +271,6 @@ static bool name_ok(const char *name)
     return name && name[0] && strlen(name) <= VF_CIRCUIT_NAME_MAX;
 }
 
-/* Grows an array of elem-sized items to hold one more, up to max. */
-static bool reserve(void **items, size_t *cap, size_t n, size_t elem, size_t max)
-{
-    if (n < *cap)
-        return true;
-    if (n >= max)
-        return false;
-    size_t next = *cap ? *cap * 2 : 4;
-    if (next > max)
-        next = max;
-    void *grown = realloc(*items, next * elem);
-    if (!grown)
-        return false;
-    *items = grown;
-    *cap = next;
-    return true;
-}
 
 static tenant_entry *find_tenant(vf_circuit_registry *r, const char *name, bool create)
 {
@@ -293,7 +278,7 @@ static tenant_entry *find_tenant(vf_circuit_registry *r, const char *name, bool 
         if (strcmp(r->tenants[i].name, name) == 0)
             return &r->tenants[i];
     if (!create || !name_ok(name) ||
-        !reserve((void **)&r->tenants, &r->cap_tenants, r->n_tenants, sizeof *r->tenants,
+        !vf_grow_array((void **)&r->tenants, &r->cap_tenants, r->n_tenants, sizeof *r->tenants,
                  VF_CIRCUIT_MAX_TENANTS))
         return NULL;
     tenant_entry *t = &r->tenants[r->n_tenants++];
@@ -309,7 +294,7 @@ static provider_entry *find_provider(tenant_entry *t, const char *name, bool cre
         if (strcmp(t->providers[i].name, name) == 0)
             return &t->providers[i];
     if (!create || !name_ok(name) ||
-        !reserve((void **)&t->providers, &t->cap_providers, t->n_providers, sizeof *t->providers,
+        !vf_grow_array((void **)&t->providers, &t->cap_providers, t->n_providers, sizeof *t->providers,
                  VF_CIRCUIT_MAX_PROVIDERS))
         return NULL;
     provider_entry *p = &t->providers[t->n_providers++];
@@ -347,7 +332,7 @@ static host_entry *add_host(provider_entry *p, const vf_circuit_params *params, 
         size_t victim = eviction_victim(p);
         p->hosts[victim] = p->hosts[--p->n_hosts];
     }
-    if (!reserve((void **)&p->hosts, &p->cap_hosts, p->n_hosts, sizeof *p->hosts, params->max_domains))
+    if (!vf_grow_array((void **)&p->hosts, &p->cap_hosts, p->n_hosts, sizeof *p->hosts, params->max_domains))
         return NULL;
     host_entry *h = &p->hosts[p->n_hosts++];
     memset(h, 0, sizeof *h);
