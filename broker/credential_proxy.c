@@ -169,17 +169,61 @@ static void fail(vf_credential_proxy *p, const char *why)
     }
 }
 
+#define VF_PROXY_MAX_RESPONSE_HEAD (64u * 1024u)
+
+/* The one thing the proxy reads in a response: its coding. We asked for
+ * identity over HTTP/1.0; a provider that compresses or chunks anyway would
+ * hide the key from the mask while the worker decodes it, so refuse. */
+static const char *check_response_head(const char *head, size_t len)
+{
+    const char *p = memmem(head, len, "\r\n", 2);
+    const char *end = head + len;
+    while (p && p + 2 < end) {
+        p += 2;
+        const char *le = memmem(p, (size_t)(end - p), "\r\n", 2);
+        if (!le || le == p)
+            break;
+        const char *v;
+        size_t vl;
+        bool coding = line_is(p, (size_t)(le - p), "Content-Encoding", &v, &vl) ||
+                      line_is(p, (size_t)(le - p), "Transfer-Encoding", &v, &vl);
+        while (coding && vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+            vl--;
+        if (coding && !(vl == 0 || (vl == 8 && strncasecmp(v, "identity", 8) == 0)))
+            return "provider answered with a content or transfer coding though identity was requested";
+        p = le;
+    }
+    return NULL;
+}
+
+static int forward(vf_credential_proxy *p, vf_stream_mask *m, const char *buf, size_t len)
+{
+    char *out = NULL;
+    size_t out_len = 0;
+    if (vf_stream_mask_feed(m, buf, len, &out, &out_len) != 0) {
+        fail(p, "broker out of memory");
+        return -1;
+    }
+    /* A failed send means the worker went away; its own result says why. */
+    int s = out_len ? send_all(p->worker_fd, out, out_len, p->deadline_ms) : 0;
+    free(out);
+    return s;
+}
+
 static int pump(vf_credential_proxy *p, vf_upstream *up)
 {
     vf_stream_mask m;
     vf_stream_mask_init(&m, p->mask, p->mask_lens, p->n_mask);
+    char *head = malloc(VF_PROXY_MAX_RESPONSE_HEAD);
+    size_t head_len = 0;
+    bool head_done = false;
     char buf[16384];
     uint64_t total = 0;
-    int rc = 0;
-    for (;;) {
+    int rc = head ? 0 : -1;
+    if (!head)
+        fail(p, "broker out of memory");
+    while (rc == 0) {
         ssize_t n = vf_upstream_read(up, buf, sizeof buf, p->deadline_ms);
-        char *out = NULL;
-        size_t out_len = 0;
         if (n < 0) {
             fail(p, vf_now_ms() >= p->deadline_ms ? "provider response timed out"
                                                  : "provider connection failed mid-response");
@@ -187,6 +231,13 @@ static int pump(vf_credential_proxy *p, vf_upstream *up)
             break;
         }
         if (n == 0) {
+            if (!head_done) {
+                fail(p, "provider closed before a complete response head");
+                rc = -1;
+                break;
+            }
+            char *out = NULL;
+            size_t out_len = 0;
             vf_stream_mask_finish(&m, &out, &out_len);
             if (out_len && send_all(p->worker_fd, out, out_len, p->deadline_ms) != 0)
                 rc = -1;
@@ -199,17 +250,32 @@ static int pump(vf_credential_proxy *p, vf_upstream *up)
             rc = -1;
             break;
         }
-        if (vf_stream_mask_feed(&m, buf, (size_t)n, &out, &out_len) != 0) {
-            fail(p, "broker out of memory");
+        if (head_done) {
+            rc = forward(p, &m, buf, (size_t)n);
+            continue;
+        }
+        if (head_len + (size_t)n > VF_PROXY_MAX_RESPONSE_HEAD) {
+            fail(p, "provider response head too large");
             rc = -1;
             break;
         }
-        int s = out_len ? send_all(p->worker_fd, out, out_len, p->deadline_ms) : 0;
-        free(out);
-        if (s != 0) {
-            rc = -1;   /* the worker went away; its own result says why */
+        memcpy(head + head_len, buf, (size_t)n);
+        head_len += (size_t)n;
+        const char *eoh = memmem(head, head_len, "\r\n\r\n", 4);
+        if (!eoh)
+            continue;
+        const char *why = check_response_head(head, (size_t)(eoh - head) + 2);
+        if (why) {
+            fail(p, why);
+            rc = -1;
             break;
         }
+        head_done = true;
+        rc = forward(p, &m, head, head_len);
+    }
+    if (head) {
+        explicit_bzero(head, VF_PROXY_MAX_RESPONSE_HEAD);
+        free(head);
     }
     vf_stream_mask_free(&m);
     return rc;

@@ -105,6 +105,22 @@ static void register_self(vf_config *cfg)
         vf_config_add_self(cfg, (const struct sockaddr *)(have_self_addr ? &self_addr : &cfg->tcp_addr));
 }
 
+/* How long a lookup begun before SIGTERM may still take: its tenant's
+ * attempts back to back, plus the worker kill grace. */
+static unsigned drain_budget_ms(vf_broker_holder *holder)
+{
+    vf_broker *b = vf_holder_acquire(holder);
+    uint64_t worst = 0;
+    for (size_t t = 0; t < b->cfg->n_tenants; t++) {
+        const vf_tenant_config *tc = &b->cfg->tenants[t];
+        uint64_t need = (uint64_t)tc->timeout_ms * tc->attempt_ceiling + 2000;
+        if (need > worst)
+            worst = need;
+    }
+    vf_broker_unref(b);
+    return worst > 600000 ? 600000 : (unsigned)worst;
+}
+
 /* SIGHUP: build a complete new snapshot first; only a valid one replaces the
  * running policy, and in-flight lookups finish on the snapshot they took. */
 static void reload(const options *o, vf_broker_holder *holder, vf_runtime *rt)
@@ -232,7 +248,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "verifetchd: %s received, finishing in-flight lookups\n", strsignal(sig));
         break;
     }
-    vf_server_stop(server);
+    vf_server_stop(server, drain_budget_ms(&holder));
     vf_holder_destroy(&holder);
     vf_runtime_destroy(&runtime);
     free(socket_path);

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,39 @@ static int add_base64(vf_mask_forms *m, const char *s)
     return rc;
 }
 
+/* Escaped spellings a provider's serializer may reflect and the worker's
+ * decoder would turn back into the key: JSON ("\/", "\u002b" in either hex
+ * case, as PHP and .NET emit) and HTML character references ("&#43;",
+ * "&#x2b;"). Each family rewrites every non-alphanumeric byte; "\/" is also
+ * tried alone because it is the common default. */
+typedef enum { ESC_JSON_SLASH, ESC_JSON_U_LOWER, ESC_JSON_U_UPPER, ESC_HTML_DEC, ESC_HTML_HEX } escape_family;
+
+static int add_escaped(vf_mask_forms *m, const char *s, escape_family fam)
+{
+    size_t len = strlen(s);
+    char *out = malloc(len * 8 + 1);
+    if (!out)
+        return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalnum(c) || (fam == ESC_JSON_SLASH && c != '/')) {
+            out[o++] = (char)c;
+            continue;
+        }
+        switch (fam) {
+        case ESC_JSON_SLASH: o += (size_t)sprintf(out + o, "\\/"); break;
+        case ESC_JSON_U_LOWER: o += (size_t)sprintf(out + o, "\\u%04x", c); break;
+        case ESC_JSON_U_UPPER: o += (size_t)sprintf(out + o, "\\u%04X", c); break;
+        case ESC_HTML_DEC: o += (size_t)sprintf(out + o, "&#%u;", c); break;
+        case ESC_HTML_HEX: o += (size_t)sprintf(out + o, "&#x%x;", c); break;
+        }
+    }
+    int rc = o == len ? 0 : add(m, out, o);   /* nothing escaped: the raw form has it */
+    free(out);
+    return rc;
+}
+
 int vf_mask_forms_build(vf_mask_forms *m, const char *const *secrets, size_t n_secrets)
 {
     memset(m, 0, sizeof *m);
@@ -85,7 +119,10 @@ int vf_mask_forms_build(vf_mask_forms *m, const char *const *secrets, size_t n_s
         if (!s || !*s)
             continue;
         if (add(m, s, strlen(s)) != 0 || add_percent(m, s, "0123456789ABCDEF") != 0 ||
-            add_percent(m, s, "0123456789abcdef") != 0 || add_base64(m, s) != 0) {
+            add_percent(m, s, "0123456789abcdef") != 0 || add_base64(m, s) != 0 ||
+            add_escaped(m, s, ESC_JSON_SLASH) != 0 || add_escaped(m, s, ESC_JSON_U_LOWER) != 0 ||
+            add_escaped(m, s, ESC_JSON_U_UPPER) != 0 || add_escaped(m, s, ESC_HTML_DEC) != 0 ||
+            add_escaped(m, s, ESC_HTML_HEX) != 0) {
             vf_mask_forms_free(m);
             return -1;
         }

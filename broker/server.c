@@ -2,6 +2,8 @@
 
 #include <microhttpd.h>
 #include <errno.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@ struct vf_server {
     char *socket_path;        /* removed at stop; NULL when systemd owns the socket */
     listener unix_side;
     listener tcp_side;
+    atomic_int in_flight;     /* requests begun and not yet completed */
 };
 
 /* Per-request state: the body as it arrives, capped. */
@@ -42,6 +45,7 @@ typedef struct {
     size_t len;
     bool too_large;
     bool tcp;          /* arrived on the TCP listener: identify by bearer token */
+    struct vf_server *server;
 } request_ctx;
 
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *doc)
@@ -195,6 +199,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!ctx)
             return MHD_NO;
         ctx->tcp = l->tcp;
+        ctx->server = s;
+        atomic_fetch_add(&s->in_flight, 1);
         *con_cls = ctx;
         return MHD_YES;
     }
@@ -229,6 +235,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     request_ctx *ctx = *con_cls;
     if (ctx) {
+        atomic_fetch_sub(&ctx->server->in_flight, 1);
         free(ctx->body);
         free(ctx);
         *con_cls = NULL;
@@ -254,12 +261,16 @@ static int start_listener(listener *l, vf_server *s, int fd, bool tcp, unsigned 
 }
 
 
+static void quiesce_listener(listener *l)
+{
+    if (l->daemon)
+        MHD_quiesce_daemon(l->daemon);
+}
+
 static void stop_listener(listener *l)
 {
-    if (l->daemon) {
-        MHD_quiesce_daemon(l->daemon);
+    if (l->daemon)
         MHD_stop_daemon(l->daemon);
-    }
     if (l->fd >= 0)
         close(l->fd);
     l->daemon = NULL;
@@ -288,25 +299,34 @@ vf_server *vf_server_start(vf_broker_holder *holder, const vf_server_options *o,
     if (start_listener(&s->unix_side, s, ufd, false, o->max_connections) != 0) {
         snprintf(err, errlen, "cannot start the HTTP server on the unix socket");
         s->unix_side.fd = ufd;
-        vf_server_stop(s);
+        vf_server_stop(s, 0);
         return NULL;
     }
     if (o->tcp_fd >= 0 && start_listener(&s->tcp_side, s, o->tcp_fd, true, o->max_connections) != 0) {
         snprintf(err, errlen, "cannot start the HTTP server on TCP %s", o->tcp_label);
         s->tcp_side.fd = o->tcp_fd;
-        vf_server_stop(s);
+        vf_server_stop(s, 0);
         return NULL;
     }
     return s;
 }
 
-void vf_server_stop(vf_server *s)
+void vf_server_stop(vf_server *s, unsigned drain_ms)
 {
     if (!s)
         return;
-    /* Remove the path first so no new client finds us while lookups drain. */
+    /* Stop accepting and remove the path, so no new client finds us... */
     if (s->socket_path)
         unlink(s->socket_path);
+    quiesce_listener(&s->tcp_side);
+    quiesce_listener(&s->unix_side);
+    /* ...then let every request already begun finish and answer (each is
+     * bounded by its own attempt deadlines) before connections are closed. */
+    int64_t give_up = vf_now_ms() + drain_ms;
+    while (atomic_load(&s->in_flight) > 0 && vf_now_ms() < give_up) {
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
     stop_listener(&s->tcp_side);
     stop_listener(&s->unix_side);
     free(s->socket_path);

@@ -23,7 +23,8 @@ typedef struct {
 vf_server *vf_server_start(vf_broker_holder *holder, const vf_server_options *options, char *err,
                            size_t errlen);
 
-/* Stop accepting, let in-flight lookups finish, remove the socket. */
-void vf_server_stop(vf_server *s);
+/* Stop accepting and remove the socket, give requests already begun up to
+ * drain_ms to finish and answer, then close everything. */
+void vf_server_stop(vf_server *s, unsigned drain_ms);
 
 #endif
