@@ -1,0 +1,185 @@
+/* The environment under test: a throwaway CA and server certificate (openssl
+ * CLI), the fast loopback origin, and verifetchd with a generated config. */
+#include "bench.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define START_TIMEOUT_MS 10000u
+
+static void join(char *out, const char *dir, const char *name)
+{
+    bench_path(out, "%s/%s", dir, name);
+}
+
+static int openssl(char *const argv[], const char *log)
+{
+    int st = bench_run(argv, log, 20000);
+    if (st != 0) {
+        fprintf(stderr, "bench: openssl %s failed (status %d), see %s\n", argv[1], st, log);
+        return -1;
+    }
+    return 0;
+}
+
+static int append_file(FILE *out, const char *path)
+{
+    FILE *in = fopen(path, "re");
+    if (!in)
+        return -1;
+    char buf[8192];
+    size_t n;
+    int rc = 0;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    fclose(in);
+    return rc;
+}
+
+/* What a deployment gives its workers: the distribution's CA bundle (plus
+ * ours, so the bench origin still verifies). No system bundle: "". */
+static int make_bundle(bench_env *e)
+{
+    static const char system_bundle[] = "/etc/ssl/certs/ca-certificates.crt";
+    e->ca_bundle[0] = '\0';
+    if (access(system_bundle, R_OK) != 0)
+        return 0;
+    char path[BENCH_PATH_MAX];
+    join(path, e->tmpdir, "ca-bundle.pem");
+    FILE *out = fopen(path, "we");
+    if (!out)
+        return -1;
+    int rc = append_file(out, system_bundle) == 0 && append_file(out, e->ca_pem) == 0 ? 0 : -1;
+    if (fclose(out) != 0)
+        rc = -1;
+    if (rc == 0)
+        bench_path(e->ca_bundle, "%s", path);
+    return rc;
+}
+
+int bench_env_make_certs(bench_env *e)
+{
+    char ca_key[BENCH_PATH_MAX], csr[BENCH_PATH_MAX], ext[BENCH_PATH_MAX], log[BENCH_PATH_MAX];
+    join(ca_key, e->tmpdir, "ca.key");
+    join(csr, e->tmpdir, "server.csr");
+    join(ext, e->tmpdir, "server.ext");
+    join(log, e->tmpdir, "openssl.log");
+    join(e->ca_pem, e->tmpdir, "ca.pem");
+    join(e->cert_pem, e->tmpdir, "server.pem");
+    join(e->key_pem, e->tmpdir, "server.key");
+    FILE *f = fopen(ext, "we");
+    if (!f)
+        return -1;
+    fputs("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+          "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n", f);
+    fclose(f);
+    /* P-256 keys: the handshake cost of a typical modern site. */
+    char *ca[] = { "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                   "-nodes", "-keyout", ca_key, "-out", e->ca_pem, "-days", "2",
+                   "-subj", "/CN=verifetch bench throwaway CA",
+                   "-addext", "basicConstraints=critical,CA:TRUE",
+                   "-addext", "keyUsage=critical,keyCertSign,cRLSign", NULL };
+    char *req[] = { "openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", e->key_pem, "-out", csr, "-subj", "/CN=127.0.0.1", NULL };
+    char *sign[] = { "openssl", "x509", "-req", "-in", csr, "-CA", e->ca_pem, "-CAkey", ca_key,
+                     "-set_serial", "1001", "-days", "2", "-out", e->cert_pem, "-extfile", ext, NULL };
+    if (openssl(ca, log) != 0 || openssl(req, log) != 0 || openssl(sign, log) != 0)
+        return -1;
+    return make_bundle(e);
+}
+
+/* Start a child whose stdout announces readiness; return the announced line. */
+static pid_t start_announcing(char *const argv[], const char *err_path, char *line, size_t len)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    int err = err_path ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    pid_t pid = bench_spawn(argv, p[1], err);
+    close(p[1]);
+    if (err >= 0)
+        close(err);
+    int r = pid > 0 ? bench_read_line(p[0], line, len, START_TIMEOUT_MS) : -1;
+    close(p[0]);
+    if (r != 0) {
+        if (pid > 0)
+            bench_stop(pid, 1000);
+        return -1;
+    }
+    return pid;
+}
+
+int bench_env_start_origin(bench_env *e, const char *origin_bin)
+{
+    char line[256], *argv[] = { (char *)origin_bin, e->cert_pem, e->key_pem, NULL };
+    e->origin_pid = start_announcing(argv, NULL, line, sizeof line);
+    unsigned plain, tls;
+    if (e->origin_pid <= 0 || sscanf(line, "origin: plain=%u tls=%u", &plain, &tls) != 2) {
+        fprintf(stderr, "bench: origin %s did not start\n", origin_bin);
+        return -1;
+    }
+    e->plain_port = (unsigned short)plain;
+    e->tls_port = (unsigned short)tls;
+    return 0;
+}
+
+static int write_broker_config(const bench_env *e, const char *worker_bin, const char *ca_file)
+{
+    FILE *f = fopen(e->config, "we");
+    if (!f)
+        return -1;
+    fprintf(f, "# generated by tests/bench (verifetch benchmark)\n"
+               "listen = { socket = \"%s\"; mode = 0600; };\n"
+               "worker = { path = \"%s\"; ca_file = \"%s\"; max_concurrent = 64; };\n"
+               "tenants = (\n  {\n    name = \"bench\";\n    attempt_ceiling = 1;\n"
+               "    timeout_ms = 15000;\n    max_body_bytes = %u;\n"
+               "    egress = { allow = [ \"127.0.0.1/32\" ]; any_port = true; };\n"
+               "    providers = ( { name = \"direct\"; kind = \"direct\"; } );\n  }\n);\n",
+            e->socket_path, worker_bin, ca_file, BENCH_MAX_BODY_BYTES);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+int bench_env_start_broker(bench_env *e, const char *broker_bin, const char *worker_bin, const char *ca_file)
+{
+    join(e->config, e->tmpdir, "verifetchd.conf");
+    join(e->socket_path, e->tmpdir, "verifetchd.sock");
+    join(e->broker_log, e->tmpdir, "verifetchd.err");
+    if (write_broker_config(e, worker_bin, ca_file) != 0)
+        return -1;
+    char line[BENCH_PATH_MAX + 64], expect[BENCH_PATH_MAX + 64];
+    char *argv[] = { (char *)broker_bin, "--config", e->config, NULL };
+    e->broker_pid = start_announcing(argv, e->broker_log, line, sizeof line);
+    snprintf(expect, sizeof expect, "verifetchd: listening on unix:%s", e->socket_path);
+    if (e->broker_pid <= 0 || strcmp(line, expect) != 0) {
+        fprintf(stderr, "bench: verifetchd did not start (see %s)\n", e->broker_log);
+        return -1;
+    }
+    return 0;
+}
+
+void bench_env_teardown(bench_env *e, bool keep_files)
+{
+    bench_stop(e->broker_pid, 5000);
+    bench_stop(e->origin_pid, 2000);
+    e->broker_pid = e->origin_pid = 0;
+    if (keep_files || !e->tmpdir[0])
+        return;
+    DIR *d = opendir(e->tmpdir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, ".."))
+                unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+    }
+    rmdir(e->tmpdir);
+}
