@@ -24,7 +24,7 @@
 static const char *const root_members[] = { "listen", "worker", "classify", "tenants", NULL };
 static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
-    "path", "ca_file", "max_concurrent", "test_hook", NULL,
+    "path", "ca_file", "max_concurrent", "test_hook", "require", NULL,
 };
 static const char *const classify_members[] = { "interstitial_markers", NULL };
 
@@ -153,6 +153,33 @@ static bool valid_test_hook(const char *hook)
     return true;
 }
 
+/* Layer names are checked against the worker's list by the broker at start
+ * (it probes what actually applies); here only their shape. */
+static int parse_required_layers(vf_cfg_ctx *ctx, const config_setting_t *at, vf_config *cfg)
+{
+    if (!config_setting_is_array(at) && !config_setting_is_list(at))
+        return vf_cfg_fail(ctx, at, "worker.require", "must be a list of layer names");
+    int n = config_setting_length(at);
+    if (n > 16)
+        return vf_cfg_fail(ctx, at, "worker.require", "names at most 16 layers");
+    cfg->required_layers = calloc((size_t)n + 1, sizeof *cfg->required_layers);
+    if (!cfg->required_layers)
+        return vf_cfg_fail(ctx, at, "worker.require", "out of memory");
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(at, (unsigned)i);
+        const char *name;
+        if (vf_cfg_get_string(ctx, e, "worker.require", 32, &name) != 0)
+            return -1;
+        if (!valid_test_hook(name))
+            return vf_cfg_fail(ctx, e, "worker.require", "'%s' is not a layer name", name);
+        cfg->required_layers[i] = strdup(name);
+        if (!cfg->required_layers[i])
+            return vf_cfg_fail(ctx, e, "worker.require", "out of memory");
+        cfg->n_required_layers = (size_t)i + 1;
+    }
+    return 0;
+}
+
 static int parse_worker(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *cfg,
                         const config_setting_t **ca_at)
 {
@@ -196,6 +223,8 @@ static int parse_worker(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *c
         if (replace_string(ctx, at, "worker.test_hook", text, &cfg->test_hook) != 0)
             return -1;
     }
+    if ((at = config_setting_get_member(s, "require")))
+        return parse_required_layers(ctx, at, cfg);
     return 0;
 }
 
@@ -445,6 +474,9 @@ void vf_config_free(vf_config *cfg)
     free(cfg->tcp_listen);
     free(cfg->worker_path);
     free(cfg->test_hook);
+    for (size_t i = 0; i < cfg->n_required_layers; i++)
+        free(cfg->required_layers[i]);
+    free(cfg->required_layers);
     free(cfg->ca_file);
     free(cfg->ca_pem);
     for (size_t i = 0; i < cfg->n_markers && cfg->markers; i++)

@@ -74,6 +74,8 @@ typedef struct {
     socklen_t tcp_addr_len;             /* for bind(); 0 when tcp_listen is NULL */
     char *worker_path;       /* verifetch-worker executable */
     char *test_hook;         /* worker.test_hook: only for the test-hook worker build; NULL otherwise */
+    char **required_layers;  /* worker.require: confinement layer names that must apply, else refuse to start */
+    size_t n_required_layers;
     char *ca_file;           /* PEM bundle handed to workers for TLS */
     uint8_t *ca_pem;         /* its contents, read at load */
     size_t ca_pem_len;

@@ -471,3 +471,17 @@ Test(config_ok, ca_bundle_missing_is_reported_not_fatal)
     cr_assert(missing);
     cr_assert_null(pem);
 }
+
+Test(config_ok, worker_require_lists_layers)
+{
+    vf_config cfg;
+    char err[1024];
+    cr_assert_eq(fx_load(&cfg, err, sizeof err, "worker = { require = [ \"seccomp\", \"namespaces\" ]; };\n"), 0,
+                 "%s", err);
+    cr_assert_eq(cfg.n_required_layers, 2);
+    cr_assert_str_eq(cfg.required_layers[0], "seccomp");
+    cr_assert_str_eq(cfg.required_layers[1], "namespaces");
+    vf_config_free(&cfg);
+    fx_expect_error(1, "worker.require", "worker = { require = [ \"Bad Name\" ]; };\n");
+    fx_expect_error(1, "worker.require", "worker = { require = \"seccomp\"; };\n");
+}
