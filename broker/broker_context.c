@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/confinement.h"
 #include "broker/tls_upstream.h"
 
 /* Every configured key, for redaction and for masking provider streams. */
@@ -60,6 +61,16 @@ vf_broker *vf_broker_new(vf_config *cfg, vf_runtime *rt, char *err, size_t errle
         release_engines(b);
         free(b);
         return NULL;
+    }
+    for (size_t i = 0; i < cfg->n_required_layers; i++) {
+        uint32_t bits = 0;
+        if (!vf_layers_parse(cfg->required_layers[i], &bits)) {
+            snprintf(err, errlen, "worker.require: unknown confinement layer '%s'", cfg->required_layers[i]);
+            release_engines(b);
+            free(b);
+            return NULL;
+        }
+        b->required_layers |= bits;
     }
     b->cfg = cfg;
     b->rt = rt;

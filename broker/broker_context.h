@@ -22,6 +22,7 @@ typedef struct {
     vf_mask_forms mask;      /* key forms masked in provider responses */
     SSL_CTX *upstream_tls;   /* the credential proxy's client context (keyed providers) */
     vf_runtime *rt;          /* shared by all snapshots */
+    uint32_t required_layers;/* VF_LAYER_* from worker.require */
     atomic_int refs;
 } vf_broker;
 

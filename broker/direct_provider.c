@@ -98,11 +98,15 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, "no worker slot free before the deadline");
         return -1;
     }
-    vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
+    vf_worker_timing timing = { 0 };
+    vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,
+                            .required_layers = b->required_layers, .timing = &timing };
     char detail[VF_DETAIL_MAX];
     vf_metrics_workers_add(b->rt->metrics, 1);
     int rc = vf_worker_run(&spec, &job, c.fd, deadline_ms, res, detail, sizeof detail);
     vf_metrics_workers_add(b->rt->metrics, -1);
+    if (timing.started)
+        vf_metrics_observe_spawn(b->rt->metrics, timing.spawn_seconds);
     vf_worker_slot_give(&b->rt->worker_slots);
     close(c.fd);
     if (rc != 0) {

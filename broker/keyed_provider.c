@@ -149,12 +149,16 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         .mode = provider->mode,
         .json_pointer = provider->json_pointer,
     };
-    vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook };
+    vf_worker_timing timing = { 0 };
+    vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,
+                            .required_layers = b->required_layers, .timing = &timing };
     vf_result res;
     char detail[VF_DETAIL_MAX];
     vf_metrics_workers_add(b->rt->metrics, 1);
     int rc = vf_worker_run(&spec, &job, sv[1], deadline_ms, &res, detail, sizeof detail);
     vf_metrics_workers_add(b->rt->metrics, -1);
+    if (timing.started)
+        vf_metrics_observe_spawn(b->rt->metrics, timing.spawn_seconds);
     close(sv[1]);
     sv[1] = -1;
     vf_credential_proxy_finish(&proxy);

@@ -12,7 +12,9 @@
 #include <semaphore.h>
 
 #include "broker/broker_context.h"
+#include "broker/confinement.h"
 #include "broker/health.h"
+#include "broker/zygote.h"
 #include "broker/server.h"
 #include "broker/socket_activation.h"
 #include "broker/tcp_listener.h"
@@ -103,6 +105,35 @@ static void register_self(vf_config *cfg)
 {
     if (cfg->tcp_listen)
         vf_config_add_self(cfg, (const struct sockaddr *)(have_self_addr ? &self_addr : &cfg->tcp_addr));
+}
+
+/* The fast spawn path: a zygote exec'd fresh from the worker executable
+ * (so it never held broker memory or keys) forks pre-initialised workers with
+ * the CA parsed once. Then one probe worker shows which confinement layers
+ * really apply on this host, for /v1/health and worker.require. */
+static void start_workers(const vf_broker *b, vf_health *health)
+{
+    char err[256];
+    vf_zygote_options zo = {
+        .worker_path = b->cfg->worker_path, .ca_pem = b->cfg->ca_pem, .ca_pem_len = b->cfg->ca_pem_len,
+        .pool = VF_ZYGOTE_DEFAULT_POOL,
+    };
+    if (!b->cfg->zygote)
+        fprintf(stderr, "verifetchd: worker.zygote = false; workers are exec'd per fetch\n");
+    else if (vf_zygote_start(&zo, err, sizeof err) != 0)
+        fprintf(stderr, "verifetchd: no zygote (%s); workers are exec'd per fetch\n", err);
+    vf_worker_spec spec = { .path = b->cfg->worker_path, .required_layers = b->required_layers };
+    vf_confinement_report rep;
+    vf_confinement_probe(&spec, &rep);
+    health->probed = rep.ran;
+    health->zygote = rep.zygote;
+    health->layers = rep.layers;
+    snprintf(health->probe_detail, sizeof health->probe_detail, "%s", rep.detail);
+    if (rep.ran)
+        fprintf(stderr, "verifetchd: workers confined by %s (spawn %s, %.2f ms)\n", rep.layer_names,
+                rep.zygote ? "zygote" : "exec", rep.spawn_ms);
+    else
+        fprintf(stderr, "verifetchd: confinement probe failed: %s\n", rep.detail);
 }
 
 /* How long a lookup begun before SIGTERM may still take: its tenant's
@@ -211,6 +242,13 @@ int main(int argc, char **argv)
         return 1;
     }
     static vf_health health;
+    start_workers(broker, &health);
+    if (health.probed && (broker->required_layers & ~health.layers)) {
+        fprintf(stderr, "verifetchd: worker.require: %s\n", health.probe_detail);
+        vf_zygote_stop();
+        vf_broker_unref(broker);
+        return 1;
+    }
     vf_broker_holder holder;
     vf_holder_init(&holder, broker);
     vf_server_options so = {
@@ -250,6 +288,7 @@ int main(int argc, char **argv)
     }
     vf_server_stop(server, drain_budget_ms(&holder));
     vf_holder_destroy(&holder);
+    vf_zygote_stop();
     vf_runtime_destroy(&runtime);
     free(socket_path);
     curl_global_cleanup();

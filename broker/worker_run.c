@@ -5,15 +5,24 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "broker/zygote.h"
+
 #define VF_WORKER_IPC_FD 3
+/* A worker that failed us gets this long to end by itself, so a crash is
+ * reported as the signal it was, not as our kill. A zygote worker's end is
+ * reported by the zygote, one more process to be scheduled on a busy host. */
+#define FAILED_EXIT_GRACE_MS 200
+#define FAILED_EXIT_GRACE_ZYGOTE_MS 1000
 
 const char *vf_signal_description(int sig)
 {
@@ -28,6 +37,8 @@ const char *vf_signal_description(int sig)
     default: return NULL;
     }
 }
+
+/* ---- starting and reaping an exec'd worker ----------------------------- */
 
 static int spawn_worker(const vf_worker_spec *spec, int child_fd, pid_t *pid)
 {
@@ -95,6 +106,24 @@ static int reap(pid_t pid, int pidfd, int64_t deadline_ms, int *killed)
     }
 }
 
+/* ---- shared by both paths ----------------------------------------------- */
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void note_start(const vf_worker_spec *spec, bool from_zygote, int64_t t0_us)
+{
+    if (!spec->timing)
+        return;
+    spec->timing->from_zygote = from_zygote;
+    spec->timing->started = true;
+    spec->timing->spawn_seconds = (double)(now_us() - t0_us) / 1e6;
+}
+
 static void describe_exit(int status, int killed_by_us, char *detail, size_t len, const char *what)
 {
     if (killed_by_us)
@@ -111,87 +140,190 @@ static void describe_exit(int status, int killed_by_us, char *detail, size_t len
         snprintf(detail, len, "%s", what);
 }
 
-int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
-                  int64_t deadline_ms, vf_result *out, char *detail, size_t detail_len)
+/* The job as this worker gets it: a zygote worker uses the CA its zygote
+ * parsed when it is the same bundle; an exec'd one gets the zygote's compiled
+ * seccomp program when it is the same executable. */
+static vf_ipc_err encode_job(const vf_worker_spec *spec, const vf_job *job, bool from_zygote,
+                             void **buf, size_t *len)
 {
-    memset(out, 0, sizeof *out);
-    int sv[2];
+    vf_job wire = *job;
+    wire.test_hook = (char *)spec->test_hook;
+    wire.required_layers = spec->required_layers;
+    if (from_zygote && wire.ca_pem && vf_zygote_has_ca(wire.ca_pem, wire.ca_pem_len)) {
+        wire.ca_pem = NULL;
+        wire.ca_pem_len = 0;
+        wire.ca_preloaded = true;
+    }
+    if (!from_zygote && !wire.bpf)
+        wire.bpf = (uint8_t *)vf_zygote_bpf_for(spec->path, &wire.bpf_len);
+    return vf_job_encode(&wire, buf, len);
+}
+
+/* One result frame from a started worker. Returns 0 or describes the failure. */
+static int receive_result(const vf_job *job, int sock, int64_t kill_at, vf_result *out,
+                          char *what, size_t what_len)
+{
+    void *payload = NULL;
+    size_t plen = 0;
+    vf_ipc_err e = vf_ipc_recv_frame(sock, (size_t)job->max_body + VF_IPC_RESULT_OVERHEAD, kill_at,
+                                     &payload, &plen, NULL);
+    if (e == VF_IPC_OK) {
+        const char *field = "";
+        e = vf_result_decode(payload, plen, (size_t)job->max_body, out, &field);
+        free(payload);
+        if (e == VF_IPC_OK)
+            return 0;
+        snprintf(what, what_len, "worker sent a malformed result (%s%s%s)", vf_ipc_strerror(e),
+                 field && *field ? " in field " : "", field ? field : "");
+    } else if (e == VF_IPC_ERR_TIMEOUT) {
+        snprintf(what, what_len, "worker gave no result before the deadline");
+    } else if (e == VF_IPC_ERR_EOF) {
+        snprintf(what, what_len, "worker ended without a result");
+    } else {
+        snprintf(what, what_len, "worker sent a malformed result (%s)", vf_ipc_strerror(e));
+    }
+    return -1;
+}
+
+/* The worker says which layers it applied; the broker holds it to the spec
+ * even if the worker should already have refused. */
+static int check_layers(const vf_worker_spec *spec, vf_result *out, char *detail, size_t len)
+{
+    uint32_t missing = spec->required_layers & ~out->layers;
+    if (!missing)
+        return 0;
+    char names[160];
+    vf_layers_describe(missing, names, sizeof names);
+    snprintf(detail, len, "worker confinement incomplete: required %s not applied%s%s", names,
+             out->transport_error ? "; worker said: " : "",
+             out->transport_error && out->detail ? out->detail : "");
+    vf_result_free(out);
+    return -1;
+}
+
+/* A socketpair whose worker end is never fd 3 itself: dup2 onto itself would
+ * keep CLOEXEC and the worker would lose fd 3. */
+static int channel(int sv[2], char *detail, size_t len)
+{
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(detail, detail_len, "cannot create worker channel: %s", strerror(errno));
+        snprintf(detail, len, "cannot create worker channel: %s", strerror(errno));
         return -1;
     }
-    job->test_hook = (char *)spec->test_hook;
-    void *buf = NULL;
-    size_t len = 0;
-    vf_ipc_err e = vf_job_encode(job, &buf, &len);
-    job->test_hook = NULL;
-    if (e != VF_IPC_OK) {
-        snprintf(detail, detail_len, "cannot encode worker job (%s)", vf_ipc_strerror(e));
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
-    /* dup2 onto itself would keep CLOEXEC and the worker would lose fd 3. */
     if (sv[1] == VF_WORKER_IPC_FD) {
         int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, VF_WORKER_IPC_FD + 1);
         close(sv[1]);
         sv[1] = moved;
     }
+    if (sv[1] < 0) {
+        snprintf(detail, len, "cannot create worker channel: %s", strerror(errno));
+        close(sv[0]);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the exec path ------------------------------------------------------ */
+
+static int run_exec(const vf_worker_spec *spec, const vf_job *job, int pass_fd, int64_t kill_at,
+                    int64_t t0_us, vf_result *out, char *detail, size_t detail_len)
+{
+    int sv[2];
+    if (channel(sv, detail, detail_len) != 0)
+        return -1;
     pid_t pid;
-    if (sv[1] < 0 || spawn_worker(spec, sv[1], &pid) != 0) {
+    if (spawn_worker(spec, sv[1], &pid) != 0) {
         snprintf(detail, detail_len, "cannot start worker %s: %s", spec->path, strerror(errno));
-        free(buf);
         close(sv[0]);
         close(sv[1]);
         return -1;
     }
     close(sv[1]);
+    note_start(spec, false, t0_us);
     int pidfd = pidfd_for(pid);
-    int64_t kill_at = deadline_ms + VF_WORKER_GRACE_MS;
-
+    char what[200];
+    void *buf = NULL;
+    size_t len = 0;
     int rc = -1;
-    const char *what = NULL;
-    char what_buf[160];
-    e = vf_ipc_send_frame(sv[0], buf, len, pass_fd);
+    vf_ipc_err e = encode_job(spec, job, false, &buf, &len);
+    if (e != VF_IPC_OK)
+        snprintf(what, sizeof what, "cannot encode worker job (%s)", vf_ipc_strerror(e));
+    else if (vf_ipc_send_frame(sv[0], buf, len, pass_fd) != VF_IPC_OK)
+        snprintf(what, sizeof what, "worker did not take its job");
+    else
+        rc = receive_result(job, sv[0], kill_at, out, what, sizeof what);
     free(buf);
-    if (e != VF_IPC_OK) {
-        what = "worker did not take its job";
-    } else {
-        void *payload = NULL;
-        size_t plen = 0;
-        e = vf_ipc_recv_frame(sv[0], (size_t)job->max_body + VF_IPC_RESULT_OVERHEAD, kill_at,
-                              &payload, &plen, NULL);
-        if (e == VF_IPC_OK) {
-            const char *field = "";
-            e = vf_result_decode(payload, plen, (size_t)job->max_body, out, &field);
-            free(payload);
-            if (e == VF_IPC_OK)
-                rc = 0;
-            else {
-                snprintf(what_buf, sizeof what_buf, "worker sent a malformed result (%s%s%s)",
-                         vf_ipc_strerror(e), field && *field ? " in field " : "", field ? field : "");
-                what = what_buf;
-            }
-        } else if (e == VF_IPC_ERR_TIMEOUT) {
-            what = "worker gave no result before the deadline";
-        } else if (e == VF_IPC_ERR_EOF) {
-            what = "worker ended without a result";
-        } else {
-            snprintf(what_buf, sizeof what_buf, "worker sent a malformed result (%s)", vf_ipc_strerror(e));
-            what = what_buf;
-        }
-    }
     close(sv[0]);
-    int killed = 0;
-    /* A worker that failed us gets a short grace to exit on its own, so a
-     * crash is reported as the signal it was, not as our kill. */
-    int64_t reap_deadline = rc == 0 ? kill_at : vf_now_ms() + 200;
+    /* On success it may take until its deadline to exit; a worker that failed
+     * us gets a short grace, so a crash is reported as the signal it was. */
+    int64_t reap_deadline = rc == 0 ? kill_at : vf_now_ms() + FAILED_EXIT_GRACE_MS;
     if (reap_deadline > kill_at)
         reap_deadline = kill_at;
+    int killed = 0;
     int status = reap(pid, pidfd, reap_deadline, &killed);
     if (pidfd >= 0)
         close(pidfd);
     if (rc != 0)
         describe_exit(status, killed, detail, detail_len, what);
     return rc;
+}
+
+/* ---- the zygote path ---------------------------------------------------- */
+
+/* Returns 0/-1 like vf_worker_run, or 1 when the zygote is unavailable and
+ * nothing happened yet (the caller falls back to the exec path). The worker
+ * was forked (and rehearsed) ahead of time and waits on its job socket, so
+ * the job goes to it directly: no process but the worker runs for this fetch. */
+static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd, int64_t kill_at,
+                      int64_t t0_us, vf_result *out, char *detail, size_t detail_len)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    vf_ipc_err e = encode_job(spec, job, true, &buf, &len);
+    if (e != VF_IPC_OK) {
+        snprintf(detail, detail_len, "cannot encode worker job (%s)", vf_ipc_strerror(e));
+        return -1;
+    }
+    vf_zygote_worker w;
+    vf_zygote_spawn_rc zr = vf_zygote_take(kill_at, &w, detail, detail_len);
+    if (zr != VF_ZYGOTE_SPAWNED) {
+        free(buf);
+        return zr == VF_ZYGOTE_UNAVAILABLE ? 1 : -1;
+    }
+    note_start(spec, true, t0_us);
+    char what[200];
+    int rc = -1;
+    if (vf_ipc_send_frame(w.ipc, buf, len, pass_fd) != VF_IPC_OK)
+        snprintf(what, sizeof what, "worker did not take its job");
+    else
+        rc = receive_result(job, w.ipc, kill_at, out, what, sizeof what);
+    free(buf);
+    if (rc != 0) {
+        int status = 0, killed = 0;
+        int64_t reap_deadline = vf_now_ms() + FAILED_EXIT_GRACE_ZYGOTE_MS;
+        if (vf_zygote_wait(&w, reap_deadline < kill_at ? reap_deadline : kill_at, &status, &killed) != 0)
+            status = 0;
+        describe_exit(status, killed, detail, detail_len, what);
+    }
+    /* Done with it either way: the zygote kills it if it outlives kill_at, and
+     * reaps it; nobody waits for that here. */
+    vf_zygote_release(&w);
+    return rc;
+}
+
+int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
+                  int64_t deadline_ms, vf_result *out, char *detail, size_t detail_len)
+{
+    memset(out, 0, sizeof *out);
+    int64_t t0_us = now_us();
+    if (spec->timing)
+        *spec->timing = (vf_worker_timing){ 0 };
+    int64_t kill_at = deadline_ms + VF_WORKER_GRACE_MS;
+    int rc = 1;
+    if (vf_zygote_serves(spec->path))
+        rc = run_zygote(spec, job, pass_fd, kill_at, t0_us, out, detail, detail_len);
+    if (rc == 1)
+        rc = run_exec(spec, job, pass_fd, kill_at, t0_us, out, detail, detail_len);
+    if (rc != 0)
+        return -1;
+    return check_layers(spec, out, detail, detail_len);
 }

@@ -1,9 +1,11 @@
-/* Run one confined worker: exec it fresh (never a fork of the broker's
- * memory, which holds keys), hand it a job and an fd, read its one result,
- * and always reap it. */
-#ifndef VERIFETCH_WORKER_RUN_H
-#define VERIFETCH_WORKER_RUN_H
+/* Run one confined worker for one hop: a fresh worker process that never held
+ * broker memory (forked by the zygote, which was itself exec'd fresh, or
+ * posix_spawn'd and exec'd), hand it a job and an fd, read its one result, and
+ * make sure it ends and is reaped. */
+#ifndef VERIFETCH_BROKER_WORKER_RUN_H
+#define VERIFETCH_BROKER_WORKER_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,14 +14,26 @@
 /* Time a worker gets beyond the job's own deadline before it is killed. */
 #define VF_WORKER_GRACE_MS 1000
 
+/* How a worker was started, for metrics (verifetch_worker_spawn_seconds). */
 typedef struct {
-    const char *path;        /* worker executable */
-    const char *test_hook;   /* forwarded in the job; NULL normally */
+    bool from_zygote;          /* forked by the zygote (else posix_spawn + exec) */
+    bool started;              /* a worker process existed */
+    double spawn_seconds;      /* from the call until the worker held its socket */
+} vf_worker_timing;
+
+typedef struct {
+    const char *path;          /* worker executable */
+    const char *test_hook;     /* forwarded in the job; NULL normally */
+    uint32_t required_layers;  /* VF_LAYER_*: the worker refuses to fetch, and the
+                                * attempt fails, unless all of these were applied */
+    vf_worker_timing *timing;  /* optional, filled in by vf_worker_run */
 } vf_worker_spec;
 
-/* 0: *out holds a strictly decoded result. -1: transport failure, detail says
- * what happened to the worker (killed by a signal, deadline, malformed frame).
- * pass_fd is sent with the job and stays owned by the caller. */
+/* 0: *out holds a strictly decoded result (out->layers says how the worker was
+ * confined). -1: transport failure, detail says what happened to the worker
+ * (killed by a signal, deadline, malformed frame, missing confinement).
+ * pass_fd is sent with the job and stays owned by the caller. The worker comes
+ * from the zygote when one runs for spec->path, else from posix_spawn. */
 int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
                   int64_t deadline_ms, vf_result *out, char *detail, size_t detail_len);
 

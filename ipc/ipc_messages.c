@@ -6,6 +6,7 @@
 #include "ipc/ipc_messages.h"
 
 #include <msgpack.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -189,6 +190,15 @@ static vf_ipc_err check_pointer(const char *s, size_t n)
     return err;
 }
 
+/* Whole instructions only, and no empty program: the kernel would refuse it
+ * anyway, but a truncated copy must never be mistaken for a smaller filter. */
+static vf_ipc_err check_bpf_len(size_t n)
+{
+    if (n == 0 || n > VF_IPC_MAX_BPF || n % VF_IPC_BPF_INSN_BYTES != 0)
+        return VF_IPC_ERR_RANGE;
+    return VF_IPC_OK;
+}
+
 /* "Name: value" with no CR/LF, so a header can never split a request. */
 static vf_ipc_err check_header_line(const char *s, size_t n)
 {
@@ -280,6 +290,14 @@ static vf_ipc_err take_uint(const msgpack_object *o, uint64_t min, uint64_t max,
     return VF_IPC_OK;
 }
 
+static vf_ipc_err take_bool(const msgpack_object *o, bool *out)
+{
+    if (o->type != MSGPACK_OBJECT_BOOLEAN)
+        return VF_IPC_ERR_TYPE;
+    *out = o->via.boolean;
+    return VF_IPC_OK;
+}
+
 static vf_ipc_err take_version(const msgpack_object *o)
 {
     if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
@@ -356,10 +374,10 @@ static vf_ipc_err require(uint32_t seen, const char *const *names, size_t n_name
 /* vf_job                                                                     */
 
 enum { J_V, J_URL, J_IP, J_PORT, J_TIMEOUT, J_MAX_BODY, J_CA, J_MODE, J_POINTER,
-       J_HEADERS, J_HOOK, J_COUNT };
+       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_COUNT };
 static const char *const job_keys[J_COUNT] = {
     "v", "url", "ip", "port", "timeout_ms", "max_body", "ca", "mode", "pointer",
-    "headers", "hook",
+    "headers", "hook", "ca_preloaded", "bpf", "require",
 };
 #define JOB_REQUIRED ((1u << J_V) | (1u << J_URL) | (1u << J_IP) | (1u << J_PORT) | \
                       (1u << J_TIMEOUT) | (1u << J_MAX_BODY) | (1u << J_MODE))
@@ -428,6 +446,15 @@ static vf_ipc_err set_job_field(void *out, size_t slot, const msgpack_object *va
         return take_headers(val, job);
     case J_HOOK:
         return take_str(val, rule_short, false, &job->test_hook);
+    case J_CA_PRELOADED:
+        return take_bool(val, &job->ca_preloaded);
+    case J_BPF:
+        err = take_bin(val, VF_IPC_MAX_BPF, &job->bpf, &job->bpf_len);
+        return err == VF_IPC_OK ? check_bpf_len(job->bpf_len) : err;
+    case J_REQUIRE:
+        err = take_uint(val, 0, VF_LAYER_ALL, &u);
+        job->required_layers = (uint32_t)u;
+        return err;
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
@@ -455,6 +482,11 @@ vf_ipc_err vf_job_decode(const void *buf, size_t len, vf_job *out, const char **
         *field = "pointer";
         err = VF_IPC_ERR_MISSING;
     }
+    /* Two CA sources would leave the worker guessing which one it trusts. */
+    if (err == VF_IPC_OK && out->ca_preloaded && out->ca_pem != NULL) {
+        *field = "ca_preloaded";
+        err = VF_IPC_ERR_RANGE;
+    }
     msgpack_unpacked_destroy(&up);
     if (err != VF_IPC_OK)
         vf_job_free(out);
@@ -473,6 +505,7 @@ void vf_job_free(vf_job *job)
         free(job->headers[i]);
     free(job->headers);
     free(job->test_hook);
+    free(job->bpf);
     memset(job, 0, sizeof *job);
 }
 
@@ -480,9 +513,10 @@ void vf_job_free(vf_job *job)
 /* vf_result                                                                  */
 
 enum { R_V, R_TERR, R_MALFORMED, R_DETAIL, R_STATUS, R_CTYPE, R_LOCATION, R_TEXT,
-       R_BODY_BYTES, R_COUNT };
+       R_BODY_BYTES, R_LAYERS, R_COUNT };
 static const char *const result_keys[R_COUNT] = {
     "v", "terr", "malformed", "detail", "status", "ctype", "location", "text", "body_bytes",
+    "layers",
 };
 #define RESULT_REQUIRED ((1u << R_V) | (1u << R_DETAIL) | (1u << R_STATUS) | \
                          (1u << R_TEXT) | (1u << R_BODY_BYTES))
@@ -519,6 +553,10 @@ static vf_ipc_err set_result_field(void *out, size_t slot, const msgpack_object 
         return take_bin(val, t->max_text, &res->text, &res->text_len);
     case R_BODY_BYTES:
         return take_uint(val, 0, UINT64_MAX, &res->body_bytes);
+    case R_LAYERS:
+        err = take_uint(val, 0, VF_LAYER_ALL, &u);
+        res->layers = (uint32_t)u;
+        return err;
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
@@ -655,6 +693,13 @@ static vf_ipc_err check_job(const vf_job *job)
         return VF_IPC_ERR_RANGE;
     if (job->ca_pem == NULL && job->ca_pem_len > 0)
         return VF_IPC_ERR_RANGE;
+    if (job->ca_preloaded && job->ca_pem != NULL)
+        return VF_IPC_ERR_RANGE;
+    if ((job->bpf != NULL || job->bpf_len > 0) &&
+        (job->bpf == NULL || check_bpf_len(job->bpf_len) != VF_IPC_OK))
+        return VF_IPC_ERR_RANGE;
+    if (job->required_layers & ~VF_LAYER_ALL)
+        return VF_IPC_ERR_RANGE;
     if (job->n_headers > VF_IPC_MAX_HEADERS || (job->n_headers > 0 && job->headers == NULL))
         return VF_IPC_ERR_RANGE;
     for (size_t i = 0; i < job->n_headers; i++) {
@@ -676,7 +721,8 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
         return err;
 
     uint32_t n_keys = 7 + (job->ca_pem != NULL) + (job->json_pointer != NULL) +
-                      (job->n_headers > 0) + (job->test_hook != NULL);
+                      (job->n_headers > 0) + (job->test_hook != NULL) + job->ca_preloaded +
+                      (job->bpf != NULL) + (job->required_layers != 0);
     encoder e;
     enc_init(&e);
     enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
@@ -699,6 +745,14 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
     }
     if (job->test_hook != NULL)
         put_text(&e, "hook", job->test_hook);
+    if (job->ca_preloaded) {
+        put_key(&e, "ca_preloaded");
+        enc_check(&e, msgpack_pack_true(&e.pk));
+    }
+    if (job->bpf != NULL)
+        put_bin(&e, "bpf", job->bpf, job->bpf_len);
+    if (job->required_layers != 0)
+        put_uint(&e, "require", job->required_layers);
     return enc_finish(&e, VF_IPC_MAX_JOB_FRAME, buf, len);
 }
 
@@ -715,6 +769,8 @@ static vf_ipc_err check_result(const vf_result *res)
         return VF_IPC_ERR_RANGE;
     if (res->text_len > MAX_BODY_LIMIT || (res->text == NULL && res->text_len > 0))
         return VF_IPC_ERR_RANGE;
+    if (res->layers & ~VF_LAYER_ALL)
+        return VF_IPC_ERR_RANGE;
     return VF_IPC_OK;
 }
 
@@ -727,7 +783,7 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
         return err;
 
     uint32_t n_keys = 5 + (res->transport_error != NULL) + (res->malformed != NULL) +
-                      (res->content_type != NULL) + (res->location != NULL);
+                      (res->content_type != NULL) + (res->location != NULL) + (res->layers != 0);
     encoder e;
     enc_init(&e);
     enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
@@ -745,5 +801,40 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
         put_text(&e, "location", res->location);
     put_bin(&e, "text", res->text, res->text_len);
     put_uint(&e, "body_bytes", res->body_bytes);
+    if (res->layers != 0)
+        put_uint(&e, "layers", res->layers);
     return enc_finish(&e, (size_t)MAX_BODY_LIMIT + VF_IPC_RESULT_OVERHEAD, buf, len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Confinement layer names                                                    */
+
+static const char *const layer_names[VF_LAYER_COUNT] = {
+    "rlimits", "uid", "userns", "pidns", "netns", "ipcns", "mntns", "landlock", "nnp", "seccomp",
+};
+
+const char *vf_layer_name(uint32_t bit)
+{
+    for (uint32_t i = 0; i < VF_LAYER_COUNT; i++)
+        if (bit == (1u << i))
+            return layer_names[i];
+    return NULL;
+}
+
+void vf_layers_describe(uint32_t mask, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (uint32_t i = 0; i < VF_LAYER_COUNT; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", layer_names[i]);
+        if (n < 0 || (size_t)n >= len - used) {
+            buf[used] = '\0'; /* whole names only */
+            return;
+        }
+        used += (size_t)n;
+    }
 }

@@ -21,11 +21,33 @@
 #define VF_IPC_MAX_POINTER      1024u
 #define VF_IPC_MAX_HEADERS      32u     /* count of extra request headers */
 #define VF_IPC_MAX_HEADER_LINE  1024u
+/* A seccomp program: whole struct sock_filter instructions (8 bytes each), at
+ * most the kernel's BPF_MAXINSNS. */
+#define VF_IPC_BPF_INSN_BYTES   8u
+#define VF_IPC_MAX_BPF          (4096u * VF_IPC_BPF_INSN_BYTES)
+
+/* Confinement layers a worker applied before it touched the page ("layers" in
+ * the result, "require" in the job). */
+#define VF_LAYER_RLIMITS   (1u << 0)  /* AS/CPU/NOFILE/FSIZE/NPROC/CORE limits */
+#define VF_LAYER_UID       (1u << 1)  /* not root: dropped to 65534, or never was */
+#define VF_LAYER_USERNS    (1u << 2)
+#define VF_LAYER_PIDNS     (1u << 3)  /* pid 1 of its own pid namespace */
+#define VF_LAYER_NETNS     (1u << 4)  /* empty network namespace */
+#define VF_LAYER_IPCNS     (1u << 5)
+#define VF_LAYER_MNTNS     (1u << 6)
+#define VF_LAYER_LANDLOCK  (1u << 7)  /* no filesystem access at all */
+#define VF_LAYER_NNP       (1u << 8)  /* PR_SET_NO_NEW_PRIVS */
+#define VF_LAYER_SECCOMP   (1u << 9)  /* the allowlist, default kill */
+#define VF_LAYER_COUNT     10u
+#define VF_LAYER_ALL       ((1u << VF_LAYER_COUNT) - 1u)
+#define VF_LAYER_NAMESPACES (VF_LAYER_USERNS | VF_LAYER_PIDNS | VF_LAYER_NETNS | \
+                             VF_LAYER_IPCNS | VF_LAYER_MNTNS)
 
 typedef enum { VF_MODE_RAW = 0, VF_MODE_JSON = 1 } vf_response_mode;
 
 /* Broker -> worker: fetch one URL over the fd passed with this frame.
- * Map keys: v, url, ip, port, timeout_ms, max_body, ca, mode, pointer, headers, hook. */
+ * Map keys: v, url, ip, port, timeout_ms, max_body, ca, ca_preloaded, mode, pointer,
+ * headers, hook, bpf, require. */
 typedef struct {
     char *url;               /* "v" 1; "url": str, http(s) URL of this hop (required) */
     char *connect_ip;        /* "ip": str, vetted address the passed fd is connected to (required) */
@@ -34,15 +56,22 @@ typedef struct {
     uint64_t max_body;       /* "max_body": uint 1..(256 MiB), decoded-body cap (required) */
     uint8_t *ca_pem;         /* "ca": bin, PEM CA bundle; may be absent (plain HTTP) */
     size_t ca_pem_len;
+    bool ca_preloaded;       /* "ca_preloaded": bool, optional: use the CA the zygote parsed
+                              * before forking this worker; never together with "ca" */
     vf_response_mode mode;   /* "mode": uint 0 raw / 1 json (required) */
     char *json_pointer;      /* "pointer": str RFC 6901; required when mode == json */
     char **headers;          /* "headers": array of str "Name: value", no CR/LF, optional */
     size_t n_headers;
     char *test_hook;         /* "hook": str, honoured only by the test-hook worker build */
+    uint8_t *bpf;            /* "bpf": bin, optional: the seccomp program to load, a
+                              * multiple of 8 bytes, 8..VF_IPC_MAX_BPF */
+    size_t bpf_len;
+    uint32_t required_layers;/* "require": uint VF_LAYER_* mask, optional: refuse to fetch
+                              * unless all of these were applied */
 } vf_job;
 
 /* Worker -> broker: what came back. Map keys: v, terr, malformed, detail, status,
- * ctype, location, text, body_bytes. */
+ * ctype, location, text, body_bytes, layers. */
 typedef struct {
     char *transport_error;   /* "terr": str or nil: connect|tls|timeout|too_large|protocol|decode|internal */
     char *malformed;         /* "malformed": str or nil: provider response had the wrong shape */
@@ -53,6 +82,8 @@ typedef struct {
     uint8_t *text;           /* "text": bin (required, may be empty): readable text; NUL-terminated copy */
     size_t text_len;
     uint64_t body_bytes;     /* "body_bytes": uint, decoded body size before extraction (required) */
+    uint32_t layers;         /* "layers": uint VF_LAYER_* mask, optional (absent = 0): what
+                              * confinement the worker applied */
 } vf_result;
 
 /* Encode into a malloc'd buffer (caller frees). Returns VF_IPC_OK or VF_IPC_ERR_NOMEM /
@@ -68,6 +99,11 @@ vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
                             vf_result *out, const char **field);
 
 void vf_job_free(vf_job *job);
+
+/* Stable name of one VF_LAYER_* bit ("seccomp", "pidns", ...), NULL otherwise. */
+const char *vf_layer_name(uint32_t bit);
+/* Comma-separated names of the bits in mask ("" for none), always NUL-terminated. */
+void vf_layers_describe(uint32_t mask, char *buf, size_t len);
 void vf_result_free(vf_result *res);
 
 #endif

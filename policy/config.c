@@ -24,7 +24,7 @@
 static const char *const root_members[] = { "listen", "worker", "classify", "tenants", NULL };
 static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
-    "path", "ca_file", "max_concurrent", "test_hook", "require", NULL,
+    "path", "ca_file", "max_concurrent", "test_hook", "require", "zygote", NULL,
 };
 static const char *const classify_members[] = { "interstitial_markers", NULL };
 
@@ -37,6 +37,7 @@ static int set_base(vf_config *cfg)
     cfg->worker_path = vf_default_worker_path();
     cfg->ca_file = strdup(VF_DEFAULT_CA_FILE);
     cfg->max_concurrent = VF_DEFAULT_MAX_CONCURRENT;
+    cfg->zygote = true;
     return cfg->socket_path && cfg->worker_path && cfg->ca_file ? 0 : -1;
 }
 
@@ -223,6 +224,9 @@ static int parse_worker(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *c
         if (replace_string(ctx, at, "worker.test_hook", text, &cfg->test_hook) != 0)
             return -1;
     }
+    if ((at = config_setting_get_member(s, "zygote")) &&
+        vf_cfg_get_bool(ctx, at, "worker.zygote", &cfg->zygote) != 0)
+        return -1;
     if ((at = config_setting_get_member(s, "require")))
         return parse_required_layers(ctx, at, cfg);
     return 0;

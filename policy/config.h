@@ -74,6 +74,7 @@ typedef struct {
     socklen_t tcp_addr_len;             /* for bind(); 0 when tcp_listen is NULL */
     char *worker_path;       /* verifetch-worker executable */
     char *test_hook;         /* worker.test_hook: only for the test-hook worker build; NULL otherwise */
+    bool zygote;             /* worker.zygote: fork workers from a pre-initialised zygote (default true) */
     char **required_layers;  /* worker.require: confinement layer names that must apply, else refuse to start */
     size_t n_required_layers;
     char *ca_file;           /* PEM bundle handed to workers for TLS */

@@ -201,25 +201,67 @@ static bool put_cp(vf_tbuf *out, uint32_t cp, size_t max_out)
     return vf_tbuf_append(out, u, n);
 }
 
+/* Appends in[0..n), bytes that are already valid UTF-8 without NUL, cut on a
+ * character boundary at max_out. Returns false when full. Pages are mostly
+ * such runs; copying them whole instead of a code point at a time is what
+ * keeps decoding off the worker's profile. */
+static bool put_run(vf_tbuf *out, const unsigned char *in, size_t n, size_t max_out)
+{
+    size_t room = max_out - out->len;
+    bool fits = n <= room;
+    if (!fits) {
+        n = room;
+        while (n > 0 && (in[n] & 0xC0) == 0x80)
+            n--;
+    }
+    if (n > 0 && !vf_tbuf_append(out, (const char *)in, n))
+        return false;
+    return fits;
+}
+
 static void decode_utf8(vf_tbuf *out, const unsigned char *in, size_t len, size_t max_out)
 {
     for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        size_t k = utf8_seq_len(in + i, len - i, &cp);
+        size_t run = i;
+        uint32_t cp = 0;
+        size_t k = 0;
+        while (run < len) {
+            if (in[run] != 0 && in[run] < 0x80) {
+                run++;
+                continue;
+            }
+            k = utf8_seq_len(in + run, len - run, &cp);
+            if (!k || cp == 0)
+                break;
+            run += k;
+        }
+        if (run > i && !put_run(out, in + i, run - i, max_out))
+            return;
+        if (run == len)
+            return;
+        /* An invalid byte becomes U+FFFD; a NUL is dropped (put_cp). */
         if (!k)
             cp = 0xFFFD, k = 1;
         if (!put_cp(out, cp, max_out))
             return;
-        i += k;
+        i = run + k;
     }
 }
 
 static void decode_1252(vf_tbuf *out, const unsigned char *in, size_t len, size_t max_out)
 {
-    for (size_t i = 0; i < len; i++) {
-        uint32_t cp = in[i] >= 0x80 && in[i] < 0xA0 ? cp1252_c1[in[i] - 0x80] : in[i];
+    for (size_t i = 0; i < len;) {
+        size_t run = i;
+        while (run < len && in[run] != 0 && in[run] < 0x80)
+            run++;
+        if (run > i && !put_run(out, in + i, run - i, max_out))
+            return;
+        if (run == len)
+            return;
+        uint32_t cp = in[run] >= 0x80 && in[run] < 0xA0 ? cp1252_c1[in[run] - 0x80] : in[run];
         if (!put_cp(out, cp, max_out))
             return;
+        i = run + 1;
     }
 }
 

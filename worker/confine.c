@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 
@@ -33,7 +35,21 @@ static int set_limit(int resource, rlim_t soft, rlim_t hard)
     return setrlimit(resource, &rl);
 }
 
-int vf_apply_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size_t errlen)
+int vf_apply_fixed_rlimits(char *err, size_t errlen)
+{
+    if (set_limit(RLIMIT_NOFILE, VF_WORKER_NOFILE, VF_WORKER_NOFILE) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_NOFILE)");
+    if (set_limit(RLIMIT_FSIZE, 0, 0) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_FSIZE)");
+    if (set_limit(RLIMIT_NPROC, 0, 0) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_NPROC)");
+    if (set_limit(RLIMIT_CORE, 0, 0) != 0)
+        return fail(err, errlen, "setrlimit(RLIMIT_CORE)");
+    return 0;
+}
+
+/* Soft and hard alike: once set, not even the worker itself can raise them. */
+int vf_apply_job_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size_t errlen)
 {
 #ifndef VF_UNDER_ASAN
     /* Body, its UTF-8 copy (up to 3x) and the extracted text all live at once;
@@ -49,14 +65,6 @@ int vf_apply_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size_t e
     rlim_t cpu = (rlim_t)(timeout_ms / 1000u) + 2;
     if (set_limit(RLIMIT_CPU, cpu, cpu + 1) != 0)
         return fail(err, errlen, "setrlimit(RLIMIT_CPU)");
-    if (set_limit(RLIMIT_NOFILE, VF_WORKER_NOFILE, VF_WORKER_NOFILE) != 0)
-        return fail(err, errlen, "setrlimit(RLIMIT_NOFILE)");
-    if (set_limit(RLIMIT_FSIZE, 0, 0) != 0)
-        return fail(err, errlen, "setrlimit(RLIMIT_FSIZE)");
-    if (set_limit(RLIMIT_NPROC, 0, 0) != 0)
-        return fail(err, errlen, "setrlimit(RLIMIT_NPROC)");
-    if (set_limit(RLIMIT_CORE, 0, 0) != 0)
-        return fail(err, errlen, "setrlimit(RLIMIT_CORE)");
     return 0;
 }
 
@@ -93,4 +101,12 @@ int vf_set_no_new_privs(char *err, size_t errlen)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return fail(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS)");
     return 0;
+}
+
+bool vf_drop_capabilities(void)
+{
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
+    memset(none, 0, sizeof none);
+    return syscall(SYS_capset, &hdr, none) == 0;
 }

@@ -41,12 +41,20 @@ static const char *const block_elements[] = {
 /* Table cells are separated by a space, not a line. */
 static const char *const cell_elements[] = { "td", "th", NULL };
 
+/* Called twice per element, so the first letter screens out most entries
+ * before a full comparison (the lists are lowercase). */
 static bool in_list(const char *const *list, const xmlChar *name)
 {
+    unsigned char first = (unsigned char)(name[0] | 0x20);
     for (; *list; list++)
-        if (strcasecmp(*list, (const char *)name) == 0)
+        if ((unsigned char)(*list)[0] == first && strcasecmp(*list, (const char *)name) == 0)
             return true;
     return false;
+}
+
+static bool is_pre_like(const xmlChar *name)
+{
+    return strcasecmp((const char *)name, "pre") == 0 || strcasecmp((const char *)name, "textarea") == 0;
 }
 
 static void stop(extract_state *st)
@@ -93,8 +101,7 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar **attrs)
         mark_boundary(st, name);
     if (in_list(skipped_elements, name))
         st->skip_depth++;
-    if (strcasecmp((const char *)name, "pre") == 0 ||
-        strcasecmp((const char *)name, "textarea") == 0)
+    if (is_pre_like(name))
         st->pre_depth++;
 }
 
@@ -105,8 +112,7 @@ static void on_end(void *ctx, const xmlChar *name)
         st->depth--;
     if (in_list(skipped_elements, name) && st->skip_depth)
         st->skip_depth--;
-    if ((strcasecmp((const char *)name, "pre") == 0 ||
-         strcasecmp((const char *)name, "textarea") == 0) && st->pre_depth)
+    if (is_pre_like(name) && st->pre_depth)
         st->pre_depth--;
     if (st->skip_depth == 0)
         mark_boundary(st, name);

@@ -1,4 +1,5 @@
 #include "fetch.h"
+#include "ca_store.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -231,7 +232,7 @@ static void record_response(CURL *curl, vf_fetch_result *out)
         out->location = strdup(h->value);
 }
 
-void vf_fetch(const vf_job *job, int sock, vf_fetch_result *out)
+void vf_fetch(const vf_job *job, int sock, X509_STORE *ca_store, vf_fetch_result *out)
 {
     memset(out, 0, sizeof *out);
     vf_tbuf_init(&out->body, (size_t)job->max_body);
@@ -285,7 +286,10 @@ void vf_fetch(const vf_job *job, int sock, vf_fetch_result *out)
      * decides which CAs a worker trusts. */
     SET(CURLOPT_CAINFO, NULL);
     SET(CURLOPT_CAPATH, NULL);
-    if (job->ca_pem && job->ca_pem_len) {
+    if (ca_store) {
+        if (rc == CURLE_OK)
+            rc = vf_ca_store_attach(curl, ca_store);
+    } else if (job->ca_pem && job->ca_pem_len) {
         struct curl_blob blob = { .data = job->ca_pem, .len = job->ca_pem_len,
                                   .flags = CURL_BLOB_NOCOPY };
         SET(CURLOPT_CAINFO_BLOB, &blob);

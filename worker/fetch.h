@@ -2,6 +2,7 @@
 #ifndef VERIFETCH_WORKER_FETCH_H
 #define VERIFETCH_WORKER_FETCH_H
 
+#include <openssl/x509.h>
 #include <stddef.h>
 
 #include "ipc/ipc_messages.h"
@@ -26,8 +27,9 @@ typedef struct {
 int vf_fetch_prepare(char **url, char *err, size_t errlen);
 
 /* Fetches job->url over sock, which is consumed (closed) in all cases. Never
- * follows redirects. */
-void vf_fetch(const vf_job *job, int sock, vf_fetch_result *out);
+ * follows redirects. TLS trusts ca_store when given (the zygote's parsed CA),
+ * else job->ca_pem, else nothing. */
+void vf_fetch(const vf_job *job, int sock, X509_STORE *ca_store, vf_fetch_result *out);
 
 void vf_fetch_result_free(vf_fetch_result *r);
 

@@ -3,14 +3,21 @@
  * only by what a traced worker needed for gzip/br/zstd, libxml2 and jansson. */
 #include "seccomp_filter.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <seccomp.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "confine.h"
 #include "sanitizer.h"
@@ -37,6 +44,7 @@ static const int plain_allow[] = {
 #ifdef VF_UNDER_ASAN
     /* ASan/UBSan runtime only (never in production builds). */
     SCMP_SYS(madvise),       /* shadow memory: MADV_NOHUGEPAGE/DONTNEED on mappings */
+    SCMP_SYS(sigaltstack),   /* its _exit interceptor takes down the signal stack */
 #endif
 };
 
@@ -46,12 +54,12 @@ static int add(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned n_args,
     return seccomp_rule_add_array(ctx, action, nr, n_args, args);
 }
 
-int vf_seccomp_install(char *err, size_t errlen)
+static scmp_filter_ctx build_filter(vf_seccomp_variant variant, char *err, size_t errlen)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
     if (!ctx) {
         snprintf(err, errlen, "seccomp_init failed");
-        return -1;
+        return NULL;
     }
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof plain_allow / sizeof plain_allow[0]; i++)
@@ -92,6 +100,12 @@ int vf_seccomp_install(char *err, size_t errlen)
      * tests/worker/test_curl_connect_pin.c. */
     if (rc == 0)
         rc = add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(connect), 0, NULL);
+    if (rc == 0 && variant == VF_SECCOMP_BEFORE_JOB)
+        rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1,
+                 (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, VF_WORKER_IPC_FD) });
+    if (rc == 0 && variant == VF_SECCOMP_BEFORE_JOB)
+        rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+                 (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, 0) });
 #ifdef VF_UNDER_ASAN
     /* Sanitizer builds: let a report's first lines reach stderr (fd 2 only).
      * Symbolizing it would need files, so the rest dies by SIGSYS. */
@@ -103,12 +117,72 @@ int vf_seccomp_install(char *err, size_t errlen)
     if (rc != 0) {
         snprintf(err, errlen, "seccomp rule: %s", strerror(-rc));
         seccomp_release(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* The program goes through a pipe, not a file: a worker may export it under
+ * RLIMIT_FSIZE 0, and the largest possible program (32 KiB) fits the 64 KiB
+ * pipe buffer, so nothing blocks. */
+int vf_seccomp_export(vf_seccomp_variant variant, void **prog, size_t *len, char *err,
+                      size_t errlen)
+{
+    *prog = NULL;
+    *len = 0;
+    scmp_filter_ctx ctx = build_filter(variant, err, errlen);
+    if (!ctx)
+        return -1;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "pipe2: %s", strerror(errno));
+        seccomp_release(ctx);
         return -1;
     }
-    rc = seccomp_load(ctx);
+    int rc = seccomp_export_bpf(ctx, p[1]);
     seccomp_release(ctx);
-    if (rc != 0) {
-        snprintf(err, errlen, "seccomp_load: %s", strerror(-rc));
+    close(p[1]);
+    const size_t cap = BPF_MAXINSNS * sizeof(struct sock_filter);
+    uint8_t *buf = rc == 0 ? malloc(cap + 1) : NULL;
+    size_t got = 0;
+    while (buf && got <= cap) {
+        ssize_t k = read(p[0], buf + got, cap + 1 - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(p[0]);
+    if (rc != 0 || !buf || !vf_seccomp_program_ok(buf, got)) {
+        snprintf(err, errlen, "seccomp_export_bpf: %s",
+                 rc != 0 ? strerror(-rc) : !buf ? "out of memory" : "bad program size");
+        free(buf);
+        return -1;
+    }
+    *prog = buf;
+    *len = got;
+    return 0;
+}
+
+bool vf_seccomp_program_ok(const void *prog, size_t len)
+{
+    return prog != NULL && len > 0 && len % sizeof(struct sock_filter) == 0 &&
+           len / sizeof(struct sock_filter) <= BPF_MAXINSNS &&
+           (uintptr_t)prog % _Alignof(struct sock_filter) == 0;
+}
+
+int vf_seccomp_load(const void *prog, size_t len, char *err, size_t errlen)
+{
+    if (!vf_seccomp_program_ok(prog, len)) {
+        snprintf(err, errlen, "seccomp program rejected: %zu bytes is not a whole, aligned "
+                 "program of 1..%d instructions", len, BPF_MAXINSNS);
+        return -1;
+    }
+    struct sock_fprog fprog = {
+        .len = (unsigned short)(len / sizeof(struct sock_filter)),
+        .filter = (struct sock_filter *)(uintptr_t)prog,
+    };
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {
+        snprintf(err, errlen, "prctl(PR_SET_SECCOMP): %s", strerror(errno));
         return -1;
     }
     return 0;

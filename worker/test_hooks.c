@@ -1,6 +1,7 @@
 #include "test_hooks.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
@@ -27,6 +28,8 @@ static const struct {
     {"oversized_frame", VF_HOOK_OVERSIZED_FRAME},
     {"trailing_bytes", VF_HOOK_TRAILING_BYTES},
     {"hang_after_result", VF_HOOK_HANG_AFTER_RESULT},
+    {"report_random", VF_HOOK_REPORT_RANDOM},
+    {"open_after_landlock", VF_HOOK_OPEN_AFTER_LANDLOCK},
 };
 
 bool vf_hook_parse(const char *name, vf_hook *out)
@@ -148,4 +151,15 @@ void vf_hook_after_result(vf_hook hook)
 {
     if (hook == VF_HOOK_HANG_AFTER_RESULT)
         block_forever();
+}
+
+void vf_hook_probe_open(char *out, size_t len)
+{
+    int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        snprintf(out, len, "open /etc/passwd: succeeded");
+        close(fd);
+    } else {
+        snprintf(out, len, "open /etc/passwd: %s", strerror(errno));
+    }
 }

@@ -19,6 +19,8 @@ typedef enum {
     VF_HOOK_OVERSIZED_FRAME,      /* a 1 GiB length prefix */
     VF_HOOK_TRAILING_BYTES,       /* a valid result followed by junk in the frame */
     VF_HOOK_HANG_AFTER_RESULT,    /* fetch, answer, then block forever */
+    VF_HOOK_REPORT_RANDOM,        /* fetch, answer with 16 fresh random bytes as detail */
+    VF_HOOK_OPEN_AFTER_LANDLOCK,  /* open() between Landlock and seccomp; errno as detail */
 } vf_hook;
 
 /* VF_HOOK_NONE for NULL; false for a name this build does not know. */
@@ -32,6 +34,10 @@ void vf_hook_after_confine(vf_hook hook);
 /* Replaces sending the encoded result frame; true when the hook sent something
  * itself. */
 bool vf_hook_send(vf_hook hook, int ipc_fd, const void *frame, size_t len);
+
+/* VF_HOOK_OPEN_AFTER_LANDLOCK: tries to open a world-readable file and
+ * describes what happened ("open /etc/passwd: Permission denied"). */
+void vf_hook_probe_open(char *out, size_t len);
 
 /* Runs after the result frame went out. */
 void vf_hook_after_result(vf_hook hook);

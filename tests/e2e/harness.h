@@ -58,6 +58,7 @@ typedef struct {
     const char *providers;     /* libconfig list body; NULL = one direct provider "direct" */
     const char *egress;        /* libconfig egress group body; NULL = allow 127.0.0.1/32, any_port */
     const char *ca_file;       /* NULL = the default test CA */
+    bool exec_workers;         /* worker.zygote = false: exec a worker per fetch */
 } hx_broker_opts;
 
 void hx_broker_opts_default(hx_broker_opts *o);

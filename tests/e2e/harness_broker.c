@@ -40,6 +40,8 @@ static void write_config(const hx_broker *b, const hx_broker_opts *o)
             worker, ca);
     if (o->test_hook)
         fprintf(f, "  test_hook = \"%s\";\n", o->test_hook);
+    if (o->exec_workers)
+        fprintf(f, "  zygote = false;\n");
     fprintf(f, "};\n");
     fprintf(f, "tenants = (\n  {\n    name = \"e2e\";\n    attempt_ceiling = %u;\n"
                "    timeout_ms = %u;\n    max_body_bytes = %lu;\n",

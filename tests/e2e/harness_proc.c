@@ -203,12 +203,27 @@ size_t hx_children_of(pid_t pid, pid_t *out, size_t max)
     return n;
 }
 
+/* The broker's zygote (argv[1] "--zygote") lives as long as the broker; only
+ * workers count as leftovers. */
+static bool is_zygote(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    size_t len = 0;
+    char *cmd = hx_read_file(path, &len);
+    bool z = cmd && strnlen(cmd, len) + 1 < len && strcmp(cmd + strlen(cmd) + 1, "--zygote") == 0;
+    free(cmd);
+    return z;
+}
+
 size_t hx_wait_no_children(pid_t pid, unsigned timeout_ms)
 {
     pid_t kids[64];
     double deadline = hx_now_ms() + timeout_ms;
     for (;;) {
-        size_t n = hx_children_of(pid, kids, 64);
+        size_t all = hx_children_of(pid, kids, 64), n = 0;
+        for (size_t i = 0; i < all; i++)
+            n += !is_zygote(kids[i]);
         if (n == 0 || hx_now_ms() >= deadline)
             return n;
         sleep_ms(10);

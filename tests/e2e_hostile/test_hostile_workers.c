@@ -29,6 +29,7 @@ static void use_hook(hx_broker_opts *o)
 {
     o->worker = "worker/verifetch-worker-testhooks";
     o->test_hook = current->hook;
+    o->exec_workers = true;   /* descendant counts below must not include a zygote pool */
     if (current->timeout_ms)
         o->timeout_ms = current->timeout_ms;
 }

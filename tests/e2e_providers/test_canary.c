@@ -166,6 +166,7 @@ static void run_canary(const canary_case *c)
     hx_broker_opts_default(&o);
     o.worker = "worker/verifetch-worker-testhooks";
     o.test_hook = "hang_after_result";
+    o.exec_workers = true;    /* hang_after_result keeps an exec'd worker alive to scan */
     o.timeout_ms = HOOK_TIMEOUT_MS;
     o.providers = providers;
     hx_broker b;

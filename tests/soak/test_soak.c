@@ -257,9 +257,10 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
         fclose(figures);
     }
 
-    cr_assert_eq(after.fds, base.fds, "verifetchd fds: %ld after warm-up, %ld after %zu lookups", base.fds,
-                 after.fds, issued);
-    cr_assert_eq(after.procs, base.procs, "verifetchd descendants: %zu after warm-up, %zu after %zu lookups",
+    /* A leak grows; fewer fds than after warm-up is idle client connections gone. */
+    cr_assert_leq(after.fds, base.fds, "verifetchd fds: %ld after warm-up, %ld after %zu lookups", base.fds,
+                  after.fds, issued);
+    cr_assert_leq(after.procs, base.procs, "verifetchd descendants: %zu after warm-up, %zu after %zu lookups",
                  base.procs, after.procs, issued);
     cr_assert_lt(rss_after - rss_warm, RSS_GROWTH_KIB, "verifetchd RSS grew %ld KiB (%ld -> %ld KiB)",
                  rss_after - rss_warm, rss_warm, rss_after);

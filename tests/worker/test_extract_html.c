@@ -187,6 +187,44 @@ Test(charset, invalid_utf8_nul_and_utf16)
     free(s);
 }
 
+/* Decoding copies valid runs whole; the cap must still fall on a character. */
+Test(charset, output_cap_cuts_runs_on_a_character_boundary)
+{
+    const char in[] = "ab\xc3\xa9" "cd\xe2\x82\xac" "e"; /* a b é c d € e: 10 bytes of UTF-8 */
+    size_t len;
+    for (size_t cap = 0; cap <= 11; cap++) {
+        char *out = vf_to_utf8((const unsigned char *)in, sizeof in - 1, VF_CS_UTF8, cap, &len);
+        cr_assert_not_null(out);
+        cr_assert_leq(len, cap);
+        static const size_t keep[] = { 0, 1, 2, 2, 4, 5, 6, 6, 6, 9, 10, 10 };
+        cr_assert_eq(len, keep[cap], "cap %zu kept %zu bytes", cap, len);
+        cr_assert_eq(memcmp(out, in, len), 0);
+        free(out);
+    }
+    /* windows-1252: ASCII runs and a two-byte é, same rule. */
+    char *out = vf_to_utf8((const unsigned char *)"abc\xe9z", 5, VF_CS_WINDOWS_1252, 4, &len);
+    cr_assert_str_eq(out, "abc");
+    free(out);
+    out = vf_to_utf8((const unsigned char *)"abc\xe9z", 5, VF_CS_WINDOWS_1252, 5, &len);
+    cr_assert_str_eq(out, "abc\xc3\xa9");
+    free(out);
+}
+
+Test(charset, runs_around_nul_and_invalid_bytes)
+{
+    const char in[] = "one\0two\xfftwo\xc3\xa9\0\0end";
+    char *s = decode(in, sizeof in - 1, VF_CS_UTF8);
+    cr_assert_str_eq(s, "onetwo\xef\xbf\xbdtwo\xc3\xa9" "end");
+    free(s);
+    const char w[] = "x\0y\x80z";
+    s = decode(w, sizeof w - 1, VF_CS_WINDOWS_1252);
+    cr_assert_str_eq(s, "xy\xe2\x82\xacz");
+    free(s);
+    s = decode("", 0, VF_CS_UTF8);
+    cr_assert_str_eq(s, "");
+    free(s);
+}
+
 /* ---- dispatch --------------------------------------------------------- */
 
 Test(extract, kinds_by_media_type)

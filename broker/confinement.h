@@ -1,0 +1,30 @@
+/* What confinement workers actually get on this host, for GET /v1/health and
+ * for the start-up check that makes a missing layer fatal. */
+#ifndef VERIFETCH_BROKER_CONFINEMENT_H
+#define VERIFETCH_BROKER_CONFINEMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/worker_run.h"
+
+typedef struct {
+    bool ran;              /* a probe worker answered over the real spawn path */
+    bool zygote;           /* that path was the zygote (fast spawn) */
+    uint32_t layers;       /* VF_LAYER_* the probe worker applied */
+    uint32_t missing;      /* spec->required_layers not among them */
+    double spawn_ms;       /* the probe's spawn-to-answer time */
+    char layer_names[160]; /* layers as "rlimits,uid,userns,..." */
+    char detail[256];      /* what went wrong when !ran or missing != 0 */
+} vf_confinement_report;
+
+/* Runs one worker (spec->path, no test hook) against a canned HTTP answer on a
+ * socketpair and records how it was confined. Call once at start, after
+ * vf_zygote_start() when a zygote is used, and keep the report. */
+void vf_confinement_probe(const vf_worker_spec *spec, vf_confinement_report *out);
+
+/* A config name to layer bits: every vf_layer_name() plus "namespaces" (user,
+ * pid, net, ipc and mount) and "all". False for an unknown name. */
+bool vf_layers_parse(const char *name, uint32_t *bits);
+
+#endif

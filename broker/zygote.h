@@ -1,0 +1,88 @@
+/* The broker's side of the zygote (worker/zygote_proto.h): start it, take the
+ * workers it forks ahead of time, learn how they ended. One zygote per broker
+ * process. It is exec'd fresh from the worker executable with an empty
+ * environment and only its control socket (plus a sealed memfd with the public
+ * CA bundle), so it never holds broker memory, keys included, whenever it is
+ * started. Its workers are forks of it, never of the broker.
+ *
+ * Threads: start and stop from the main thread, before the server starts and
+ * after it stopped. Everything else may be called from any thread at once. */
+#ifndef VERIFETCH_BROKER_ZYGOTE_H
+#define VERIFETCH_BROKER_ZYGOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VF_ZYGOTE_DEFAULT_POOL 4u
+
+typedef struct {
+    const char *worker_path;   /* the worker executable, run in --zygote mode */
+    const uint8_t *ca_pem;     /* PEM bundle parsed once in the zygote; NULL: none */
+    size_t ca_pem_len;
+    unsigned pool;             /* workers kept forked and waiting (0..64) */
+    bool private_namespaces;   /* five new namespaces per worker (~2 ms more CPU each)
+                                * instead of one shared user/net/ipc/mount set plus a
+                                * pid namespace per worker */
+} vf_zygote_options;
+
+/* Starts the zygote and waits for it to be ready (bounded). Returns 0, or -1
+ * with a reason; the broker then spawns every worker with posix_spawn. */
+int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen);
+
+/* Closes the control socket (the zygote kills its workers and exits) and
+ * reaps it. Safe when never started. */
+void vf_zygote_stop(void);
+
+typedef struct {
+    bool running;
+    pid_t pid;
+    uint32_t layers;       /* VF_LAYER_* the zygote gives every worker (uid, namespaces) */
+    unsigned pool;
+    unsigned ca_certs;     /* certificates in its parsed CA, 0 when none */
+    char detail[200];      /* its greeting, or why it is not running */
+} vf_zygote_status;
+
+void vf_zygote_get_status(vf_zygote_status *out);
+
+/* True when workers of this executable come from the running zygote. */
+bool vf_zygote_serves(const char *worker_path);
+
+/* True when the zygote's parsed CA is exactly this bundle, so a job may say
+ * "ca_preloaded" instead of carrying it. */
+bool vf_zygote_has_ca(const uint8_t *ca_pem, size_t len);
+
+/* The seccomp program the zygote compiled for worker_path, for workers of the
+ * same executable started without it; NULL otherwise. */
+const uint8_t *vf_zygote_bpf_for(const char *worker_path, size_t *len);
+
+typedef struct {
+    pid_t pid;
+    int ipc;      /* our end of its job socket (its fd 3): job out, result in */
+    int pidfd;    /* to kill it; the zygote is its parent and reaps it */
+    int status;   /* EXITED arrives here; closing it makes the zygote kill it */
+} vf_zygote_worker;
+
+typedef enum {
+    VF_ZYGOTE_SPAWNED = 0,
+    VF_ZYGOTE_UNAVAILABLE,   /* not running, or it just failed: use posix_spawn */
+    VF_ZYGOTE_REFUSED,       /* none became ready before the deadline (detail says so) */
+} vf_zygote_spawn_rc;
+
+/* Takes a worker the zygote forked ahead of time, waiting (bounded) for one
+ * when none is ready. The worker is waiting for its job on w->ipc; the
+ * zygote kills it if it still runs at deadline_ms. */
+vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, vf_zygote_worker *w, char *detail,
+                                  size_t detail_len);
+
+/* Waits for the worker's exit until deadline_ms; then SIGKILLs it and waits up
+ * to two more seconds. Returns 0 with *wstatus (waitpid style) and *killed set
+ * when we had to kill it, or -1 when the zygote never said. */
+int vf_zygote_wait(vf_zygote_worker *w, int64_t deadline_ms, int *wstatus, int *killed);
+
+/* Done with the worker: it may end by itself until its deadline, when the
+ * zygote kills it; the zygote always reaps it. */
+void vf_zygote_release(vf_zygote_worker *w);
+
+#endif

@@ -1,0 +1,643 @@
+/* The fast spawn path: workers forked by the zygote get every confinement
+ * layer (pid 1 of their own pid namespace, empty netns, Landlock, seccomp),
+ * verify TLS against the CA the zygote parsed, die the way the exec'd worker
+ * dies when they misbehave, and never outlive the broker's interest in them. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker/confinement.h"
+#include "broker/worker_run.h"
+#include "broker/zygote.h"
+#include "harness.h"
+
+#define WAIT_MS 15000
+
+static const char *hooks_worker(void) { return worker_path("verifetch-worker-testhooks"); }
+
+static void start_zygote_mode(const char *exe, const uint8_t *ca, size_t ca_len, unsigned pool,
+                              bool private_ns)
+{
+    char err[256];
+    vf_zygote_options o = { .worker_path = exe, .ca_pem = ca, .ca_pem_len = ca_len, .pool = pool,
+                            .private_namespaces = private_ns };
+    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), 0, "zygote: %s", err);
+}
+
+static void start_zygote(const char *exe, const uint8_t *ca, size_t ca_len, unsigned pool)
+{
+    start_zygote_mode(exe, ca, ca_len, pool, false);
+}
+
+static const char *page(size_t *len)
+{
+    static char *resp;
+    static size_t resp_len;
+    if (!resp) {
+        const char *body = "<p>zygote page</p>";
+        resp = http_response("HTTP/1.1 200 OK", "Content-Type: text/html", body, strlen(body),
+                             &resp_len);
+    }
+    *len = resp_len;
+    return resp;
+}
+
+/* One hop through vf_worker_run against a fresh loopback origin. */
+static int run_hop(const char *exe, const char *hook, uint32_t required, unsigned timeout_ms,
+                   vf_result *res, char *detail, size_t dlen)
+{
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = page(&o.response_len);
+    origin_start(&o);
+    char url[128];
+    snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
+    vf_job job = basic_job(url);
+    job.timeout_ms = timeout_ms;
+    vf_worker_spec spec = { .path = exe, .test_hook = hook, .required_layers = required };
+    int s = origin_connect(&o);
+    int rc = vf_worker_run(&spec, &job, s, vf_now_ms() + timeout_ms, res, detail, dlen);
+    close(s);
+    origin_stop(&o);
+    return rc;
+}
+
+/* A zygote worker kept alive after its answer (hook hang_after_result). */
+typedef struct {
+    vf_zygote_worker w;
+    vf_result res;
+} live_worker;
+
+/* kill_after_ms: when the zygote is to kill it if it still runs. */
+static void spawn_live(vf_job *job, int pass_fd, live_worker *lw, int kill_after_ms)
+{
+    char detail[256] = "";
+    cr_assert_eq(vf_zygote_take(vf_now_ms() + kill_after_ms, &lw->w, detail, sizeof detail),
+                 VF_ZYGOTE_SPAWNED, "%s", detail);
+    void *buf;
+    size_t len;
+    cr_assert_eq(vf_job_encode(job, &buf, &len), VF_IPC_OK);
+    cr_assert_eq(vf_ipc_send_frame(lw->w.ipc, buf, len, pass_fd), VF_IPC_OK);
+    free(buf);
+    void *payload;
+    size_t plen;
+    cr_assert_eq(vf_ipc_recv_frame(lw->w.ipc, job->max_body + VF_IPC_RESULT_OVERHEAD,
+                                   vf_now_ms() + WAIT_MS, &payload, &plen, NULL), VF_IPC_OK);
+    cr_assert_eq(vf_result_decode(payload, plen, job->max_body, &lw->res, NULL), VF_IPC_OK);
+    free(payload);
+}
+
+static char *proc_read(pid_t pid, const char *what)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    FILE *f = fopen(path, "re");
+    cr_assert_not_null(f, "open %s", path);
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void status_field(pid_t pid, const char *key, char *out, size_t len)
+{
+    const char *st = proc_read(pid, "status");
+    const char *p = strstr(st, key);
+    cr_assert_not_null(p, "no %s in /proc/%d/status", key, (int)pid);
+    p += strlen(key);
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strcspn(p, "\n");
+    snprintf(out, len, "%.*s", (int)n, p);
+}
+
+/* Whether pid is in the same namespace of this kind as other (0: ourselves). */
+static bool same_ns_as(pid_t pid, pid_t other, const char *ns)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "/proc/%d/ns/%s", (int)pid, ns);
+    if (other)
+        snprintf(b, sizeof b, "/proc/%d/ns/%s", (int)other, ns);
+    else
+        snprintf(b, sizeof b, "/proc/self/ns/%s", ns);
+    struct stat sa, sb;
+    cr_assert_eq(stat(a, &sa), 0, "stat %s", a);
+    cr_assert_eq(stat(b, &sb), 0);
+    return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+static bool same_ns(pid_t pid, const char *ns) { return same_ns_as(pid, 0, ns); }
+
+static bool process_gone(pid_t pid, int within_ms)
+{
+    for (int i = 0; i < within_ms / 10; i++) {
+        if (kill(pid, 0) != 0)
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+TestSuite(zygote, .timeout = 60);
+
+Test(zygote, reports_every_layer_this_host_allows)
+{
+    start_zygote(hooks_worker(), NULL, 0, 2);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    cr_assert(st.running);
+    cr_assert_gt(st.pid, 0);
+    cr_assert_eq(st.pool, 2);
+    cr_assert_eq(st.ca_certs, 0);
+    /* This host (and CI) allows unprivileged user namespaces; with them come the rest. */
+    cr_assert_eq(st.layers & (VF_LAYER_UID | VF_LAYER_NAMESPACES), VF_LAYER_UID | VF_LAYER_NAMESPACES,
+                 "zygote layers 0x%x: %s", st.layers, st.detail);
+    cr_assert_str_eq(proc_read(st.pid, "comm"), "vf-zygote\n");
+    vf_zygote_stop();
+    cr_assert(process_gone(st.pid, 100), "zygote survived vf_zygote_stop");
+}
+
+Test(zygote, worker_fetches_with_all_layers_applied)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_result res;
+    char detail[256];
+    cr_assert_eq(run_hop(hooks_worker(), NULL, VF_LAYER_ALL, 5000, &res, detail, sizeof detail), 0,
+                 "%s", detail);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    cr_assert_str_eq((char *)res.text, "zygote page");
+    cr_assert_eq(res.layers, VF_LAYER_ALL, "layers 0x%x", res.layers);
+    vf_result_free(&res);
+    vf_zygote_stop();
+}
+
+static void check_live_worker(bool private_ns)
+{
+    start_zygote_mode(hooks_worker(), NULL, 0, 0, private_ns);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = page(&o.response_len);
+    origin_start(&o);
+    char url[128];
+    snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
+    vf_job job = basic_job(url);
+    job.test_hook = "hang_after_result";
+    live_worker lw;
+    int s = origin_connect(&o);
+    spawn_live(&job, s, &lw, 4000);
+    int64_t kill_at = vf_now_ms() + 4000;
+    close(s);
+    origin_stop(&o);
+    cr_assert_str_eq((char *)lw.res.text, "zygote page");
+    cr_assert_eq(lw.res.layers, VF_LAYER_ALL, "layers 0x%x", lw.res.layers);
+    pid_t pid = lw.w.pid;
+    char v[128];
+    status_field(pid, "NSpid:", v, sizeof v);
+    char want[64];
+    snprintf(want, sizeof want, "%d\t1", (int)pid);
+    cr_assert_str_eq(v, want, "NSpid of the worker: %s", v);
+    status_field(pid, "PPid:", v, sizeof v);
+    cr_assert_eq(atoi(v), st.pid, "the zygote is the worker's parent");
+    status_field(pid, "Seccomp:", v, sizeof v);
+    cr_assert_str_eq(v, "2");
+    status_field(pid, "NoNewPrivs:", v, sizeof v);
+    cr_assert_str_eq(v, "1");
+    /* All capabilities of its user namespace are gone too. */
+    status_field(pid, "CapEff:", v, sizeof v);
+    cr_assert_str_eq(v, "0000000000000000");
+    status_field(pid, "CapPrm:", v, sizeof v);
+    cr_assert_str_eq(v, "0000000000000000");
+    if (geteuid() == 0) {
+        status_field(pid, "Uid:", v, sizeof v);
+        cr_assert_str_eq(v, "65534\t65534\t65534\t65534");
+    }
+    static const char *const spaces[] = { "user", "net", "ipc", "mnt" };
+    for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++) {
+        cr_assert_not(same_ns(pid, spaces[i]), "worker shares our %s namespace", spaces[i]);
+        /* Shared mode: the zygote's own; private mode: one of the worker's own. */
+        cr_assert_eq(same_ns_as(pid, st.pid, spaces[i]), !private_ns, "%s namespace vs the zygote's",
+                     spaces[i]);
+    }
+    cr_assert_not(same_ns(pid, "pid"));
+    cr_assert_not(same_ns_as(pid, st.pid, "pid"), "every worker has a pid namespace of its own");
+    cr_assert_str_eq(proc_read(pid, "comm"), "verifetch-worke\n");
+    vf_zygote_release(&lw.w);
+    /* Answered and hanging: it may run until its deadline, not past it. */
+    cr_assert(process_gone(pid, (int)(kill_at - vf_now_ms()) + 2000), "worker outlived its deadline");
+    cr_assert_geq(vf_now_ms(), kill_at - 200, "killed before its deadline");
+    vf_result_free(&lw.res);
+    vf_zygote_stop();
+}
+
+Test(zygote, live_worker_is_pid1_in_shared_namespaces_and_not_root) { check_live_worker(false); }
+Test(zygote, live_worker_is_pid1_in_private_namespaces_and_not_root) { check_live_worker(true); }
+
+/* Punycode needs iconv modules from disk; the zygote loaded them before its
+ * workers lost the filesystem to Landlock. */
+Test(zygote, international_host_becomes_punycode)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = page(&o.response_len);
+    int worker_end = origin_start_pair(&o);
+    vf_job job = basic_job((char *)"http://b\xc3\xbc" "cher.example/");
+    job.port = 80;
+    vf_worker_spec spec = { .path = hooks_worker() };
+    vf_result res;
+    char detail[256];
+    cr_assert_eq(vf_worker_run(&spec, &job, worker_end, vf_now_ms() + 5000, &res, detail, sizeof detail),
+                 0, "%s", detail);
+    close(worker_end);
+    origin_stop(&o);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    cr_assert(strstr(o.request, "Host: xn--bcher-kva.example\r\n"), "%s", o.request);
+    cr_assert(res.layers & VF_LAYER_PIDNS, "it came from the zygote");
+    vf_result_free(&res);
+    vf_zygote_stop();
+}
+
+Test(zygote, landlock_forbids_opening_files_even_before_seccomp)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_result res;
+    char detail[256];
+    cr_assert_eq(run_hop(hooks_worker(), "open_after_landlock", 0, 5000, &res, detail, sizeof detail),
+                 0, "%s", detail);
+    cr_assert_str_eq(res.detail, "open /etc/passwd: Permission denied");
+    cr_assert(res.layers & VF_LAYER_LANDLOCK);
+    vf_result_free(&res);
+    vf_zygote_stop();
+}
+
+static void expect_death(const char *hook, unsigned timeout_ms, const char *want)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_result res;
+    char detail[256] = "";
+    cr_assert_eq(run_hop(hooks_worker(), hook, 0, timeout_ms, &res, detail, sizeof detail), -1,
+                 "%s: the hop did not fail", hook);
+    cr_assert(strstr(detail, want), "%s: detail '%s' lacks '%s'", hook, detail, want);
+    vf_zygote_stop();
+}
+
+Test(zygote, forbidden_syscalls_die_by_sigsys)
+{
+    expect_death("socket_after_confine", 5000, "worker killed by SIGSYS (seccomp violation)");
+}
+
+Test(zygote, open_dies_by_sigsys) { expect_death("open_after_confine", 5000, "SIGSYS"); }
+Test(zygote, fork_bomb_dies_by_sigsys) { expect_death("fork_bomb", 5000, "SIGSYS"); }
+Test(zygote, crash_is_sigsegv) { expect_death("crash", 5000, "worker killed by SIGSEGV (crashed)"); }
+Test(zygote, garbage_is_malformed) { expect_death("garbage_result", 5000, "malformed result (bad_msgpack"); }
+
+Test(zygote, hanging_worker_is_killed_at_the_deadline)
+{
+    int64_t t0 = vf_now_ms();
+    expect_death("hang", 500, "worker did not finish in time and was killed");
+    int64_t took = vf_now_ms() - t0;
+    cr_assert_lt(took, 500 + VF_WORKER_GRACE_MS + 3000, "took %lld ms", (long long)took);
+}
+
+Test(zygote, workers_do_not_share_random_state)
+{
+    start_zygote(hooks_worker(), NULL, 0, 2);
+    char seen[2][64];
+    for (int i = 0; i < 2; i++) {
+        vf_result res;
+        char detail[256];
+        cr_assert_eq(run_hop(hooks_worker(), "report_random", 0, 5000, &res, detail, sizeof detail), 0);
+        cr_assert_eq(strlen(res.detail), 32, "random detail: %s", res.detail);
+        snprintf(seen[i], sizeof seen[i], "%s", res.detail);
+        vf_result_free(&res);
+    }
+    cr_assert_str_neq(seen[0], seen[1], "two forked workers drew the same random bytes");
+    vf_zygote_stop();
+}
+
+Test(zygote, the_broker_does_not_wait_for_a_worker_that_answered)
+{
+    start_zygote(hooks_worker(), NULL, 0, 0);
+    int64_t t0 = vf_now_ms();
+    vf_result res;
+    char detail[256];
+    /* The exec path reaps before returning, so this hop would take its whole
+     * deadline; here the zygote kills the worker at the deadline instead. */
+    cr_assert_eq(run_hop(hooks_worker(), "hang_after_result", 0, 8000, &res, detail, sizeof detail), 0,
+                 "%s", detail);
+    cr_assert_lt(vf_now_ms() - t0, 3000);
+    cr_assert_str_eq((char *)res.text, "zygote page");
+    vf_result_free(&res);
+    vf_zygote_stop();
+}
+
+Test(zygote, stopping_the_zygote_kills_its_workers)
+{
+    start_zygote(hooks_worker(), NULL, 0, 0);
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = page(&o.response_len);
+    origin_start(&o);
+    char url[128];
+    snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
+    vf_job job = basic_job(url);
+    job.test_hook = "hang_after_result";
+    live_worker lw;
+    int s = origin_connect(&o);
+    spawn_live(&job, s, &lw, WAIT_MS);
+    close(s);
+    origin_stop(&o);
+    vf_zygote_stop();
+    cr_assert(process_gone(lw.w.pid, 3000), "worker outlived its zygote");
+    vf_zygote_release(&lw.w);
+    vf_result_free(&lw.res);
+}
+
+Test(zygote, dead_zygote_falls_back_to_posix_spawn)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    kill(st.pid, SIGKILL);
+    usleep(100000);
+    vf_result res;
+    char detail[256];
+    cr_assert_eq(run_hop(hooks_worker(), NULL, 0, 5000, &res, detail, sizeof detail), 0, "%s", detail);
+    cr_assert_str_eq((char *)res.text, "zygote page");
+    cr_assert_not(res.layers & VF_LAYER_PIDNS, "an exec'd worker has no pid namespace");
+    vf_result_free(&res);
+    vf_zygote_get_status(&st);
+    cr_assert_not(st.running);
+    cr_assert(strstr(st.detail, "zygote unavailable"), "%s", st.detail);
+    vf_zygote_stop();
+}
+
+Test(zygote, start_refuses_bad_options_and_bad_ca)
+{
+    char err[256];
+    vf_zygote_options o = { .worker_path = hooks_worker(), .pool = 65 };
+    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), -1);
+    o = (vf_zygote_options){ .worker_path = "/nonexistent/verifetch-worker" };
+    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), -1);
+    cr_assert(strstr(err, "cannot start zygote"), "%s", err);
+    static const uint8_t junk[] = "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+    o = (vf_zygote_options){ .worker_path = hooks_worker(), .ca_pem = junk, .ca_pem_len = sizeof junk - 1 };
+    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), -1);
+    cr_assert(strstr(err, "zygote refused to start: CA bundle holds no usable certificate"), "%s", err);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    cr_assert_not(st.running);
+    cr_assert_not(vf_zygote_serves(hooks_worker()));
+}
+
+/* ---- TLS against the zygote's parsed CA -------------------------------- */
+
+static int tls_hop(const test_pki *server, const uint8_t *job_ca, size_t job_ca_len, bool preloaded,
+                   vf_result *res)
+{
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = page(&o.response_len);
+    o.cert_file = server->cert_pem;
+    o.key_file = server->key_pem;
+    origin_start(&o);
+    char url[128];
+    snprintf(url, sizeof url, "https://localhost:%u/", o.port);
+    vf_job job = basic_job(url);
+    int s = origin_connect(&o);
+    int rc;
+    if (preloaded) {
+        /* Straight to the zygote: the job names no CA at all. */
+        job.ca_preloaded = true;
+        live_worker lw;
+        spawn_live(&job, s, &lw, WAIT_MS);
+        vf_zygote_release(&lw.w);
+        *res = lw.res;
+        rc = 0;
+    } else {
+        job.ca_pem = (uint8_t *)job_ca;
+        job.ca_pem_len = job_ca_len;
+        vf_worker_spec spec = { .path = hooks_worker() };
+        char detail[256];
+        rc = vf_worker_run(&spec, &job, s, vf_now_ms() + 5000, res, detail, sizeof detail);
+    }
+    close(s);
+    origin_stop(&o);
+    return rc;
+}
+
+Test(zygote, tls_verifies_against_the_preloaded_ca_only)
+{
+    test_pki trusted, other;
+    pki_create(&trusted);
+    pki_create(&other);
+    size_t ca_len;
+    uint8_t *ca = slurp(trusted.ca_pem, &ca_len);
+    start_zygote(hooks_worker(), ca, ca_len, 1);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    cr_assert_eq(st.ca_certs, 1);
+
+    vf_result res;
+    cr_assert_eq(tls_hop(&trusted, NULL, 0, true, &res), 0);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    cr_assert_str_eq((char *)res.text, "zygote page");
+    vf_result_free(&res);
+
+    cr_assert_eq(tls_hop(&other, NULL, 0, true, &res), 0);
+    cr_assert_str_eq(res.transport_error, "tls", "a server the preloaded CA did not sign");
+    vf_result_free(&res);
+
+    /* Through vf_worker_run with the same bundle in the job: it is swapped for the preloaded one. */
+    cr_assert_eq(tls_hop(&trusted, ca, ca_len, false, &res), 0);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    vf_result_free(&res);
+
+    /* A different bundle in the job travels in full and is what the worker trusts. */
+    size_t other_len;
+    uint8_t *other_ca = slurp(other.ca_pem, &other_len);
+    cr_assert_eq(tls_hop(&other, other_ca, other_len, false, &res), 0);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    vf_result_free(&res);
+    cr_assert_eq(tls_hop(&trusted, other_ca, other_len, false, &res), 0);
+    cr_assert_str_eq(res.transport_error, "tls");
+    vf_result_free(&res);
+
+    free(other_ca);
+    free(ca);
+    vf_zygote_stop();
+    pki_destroy(&trusted);
+    pki_destroy(&other);
+}
+
+Test(zygote, preloaded_ca_request_without_one_is_refused)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    test_pki p;
+    pki_create(&p);
+    vf_result res;
+    cr_assert_eq(tls_hop(&p, NULL, 0, true, &res), 0);
+    cr_assert_str_eq(res.transport_error, "internal");
+    cr_assert(strstr(res.detail, "preloaded CA"), "%s", res.detail);
+    vf_result_free(&res);
+    vf_zygote_stop();
+    pki_destroy(&p);
+}
+
+/* ---- required layers and the start-up probe ----------------------------- */
+
+Test(zygote, exec_path_cannot_meet_a_pid_namespace_requirement)
+{
+    vf_result res;
+    char detail[256] = "";
+    cr_assert_eq(run_hop(hooks_worker(), NULL, VF_LAYER_PIDNS | VF_LAYER_SECCOMP, 5000, &res, detail,
+                         sizeof detail), -1);
+    cr_assert(strstr(detail, "worker confinement incomplete: required pidns not applied"), "%s", detail);
+    cr_assert(strstr(detail, "required confinement not applied: pidns"),
+              "the worker itself refused first: %s", detail);
+}
+
+Test(zygote, probe_reports_the_spawn_path_and_its_layers)
+{
+    vf_worker_spec spec = { .path = worker_path("verifetch-worker"),
+                            .required_layers = VF_LAYER_PIDNS | VF_LAYER_LANDLOCK };
+    vf_confinement_report r;
+    vf_confinement_probe(&spec, &r);
+    cr_assert(r.ran, "%s", r.detail);
+    cr_assert_not(r.zygote);
+    cr_assert(r.layers & VF_LAYER_SECCOMP);
+    cr_assert(r.layers & VF_LAYER_LANDLOCK);
+    cr_assert_eq(r.missing, VF_LAYER_PIDNS);
+    cr_assert(strstr(r.detail, "required confinement not available: pidns"), "%s", r.detail);
+
+    start_zygote(worker_path("verifetch-worker"), NULL, 0, 1);
+    vf_confinement_probe(&spec, &r);
+    cr_assert(r.ran, "%s", r.detail);
+    cr_assert(r.zygote);
+    cr_assert_eq(r.layers, VF_LAYER_ALL, "%s", r.layer_names);
+    cr_assert_eq(r.missing, 0);
+    cr_assert_str_eq(r.layer_names, "rlimits,uid,userns,pidns,netns,ipcns,mntns,landlock,nnp,seccomp");
+    vf_zygote_stop();
+
+    vf_worker_spec missing = { .path = "/nonexistent/worker" };
+    vf_confinement_probe(&missing, &r);
+    cr_assert_not(r.ran);
+    cr_assert(strstr(r.detail, "cannot start worker"), "%s", r.detail);
+}
+
+Test(zygote, timing_says_which_path_started_the_worker)
+{
+    vf_worker_timing timing;
+    test_origin o;
+    char url[128];
+    for (int with_zygote = 0; with_zygote < 2; with_zygote++) {
+        if (with_zygote)
+            start_zygote(hooks_worker(), NULL, 0, 1);
+        memset(&o, 0, sizeof o);
+        o.response = page(&o.response_len);
+        origin_start(&o);
+        snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
+        vf_job job = basic_job(url);
+        memset(&timing, 0xff, sizeof timing);
+        vf_worker_spec spec = { .path = hooks_worker(), .timing = &timing };
+        vf_result res;
+        char detail[256];
+        int s = origin_connect(&o);
+        cr_assert_eq(vf_worker_run(&spec, &job, s, vf_now_ms() + 5000, &res, detail, sizeof detail), 0,
+                     "%s", detail);
+        close(s);
+        origin_stop(&o);
+        vf_result_free(&res);
+        cr_assert(timing.started);
+        cr_assert_eq(timing.from_zygote, with_zygote == 1);
+        cr_assert(timing.spawn_seconds > 0 && timing.spawn_seconds < 5, "%f", timing.spawn_seconds);
+    }
+    vf_zygote_stop();
+    vf_worker_spec missing = { .path = "/nonexistent/worker", .timing = &timing };
+    vf_job job = basic_job((char *)"http://origin.test:1/");
+    vf_result res;
+    char detail[256];
+    cr_assert_eq(vf_worker_run(&missing, &job, 0, vf_now_ms() + 1000, &res, detail, sizeof detail), -1);
+    cr_assert_not(timing.started);
+}
+
+/* Broker threads share the control socket; every one gets its own worker. */
+typedef struct {
+    int ok;
+    int from_zygote;
+} burst_arg;
+
+static void *burst(void *arg)
+{
+    burst_arg *b = arg;
+    for (int i = 0; i < 4; i++) {
+        test_origin o;
+        memset(&o, 0, sizeof o);
+        o.response = page(&o.response_len);
+        int end = origin_start_pair(&o);
+        vf_job job = basic_job((char *)"http://origin.test:80/");
+        vf_worker_timing timing;
+        vf_worker_spec spec = { .path = hooks_worker(), .timing = &timing };
+        vf_result res;
+        char detail[256];
+        int rc = vf_worker_run(&spec, &job, end, vf_now_ms() + 10000, &res, detail, sizeof detail);
+        close(end);
+        origin_stop(&o);
+        if (rc == 0) {
+            b->ok += res.text && strcmp((char *)res.text, "zygote page") == 0;
+            vf_result_free(&res);
+        }
+        b->from_zygote += timing.from_zygote;
+    }
+    return NULL;
+}
+
+Test(zygote, sixteen_threads_share_one_zygote)
+{
+    start_zygote(hooks_worker(), NULL, 0, 2);
+    pthread_t th[16];
+    burst_arg args[16];
+    memset(args, 0, sizeof args);
+    for (int i = 0; i < 16; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, burst, &args[i]), 0);
+    int ok = 0, from_zygote = 0;
+    for (int i = 0; i < 16; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].ok;
+        from_zygote += args[i].from_zygote;
+    }
+    cr_assert_eq(ok, 64, "%d of 64 hops fetched the page", ok);
+    cr_assert_eq(from_zygote, 64, "%d of 64 workers came from the zygote", from_zygote);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    cr_assert(st.running);
+    vf_zygote_stop();
+}
+
+Test(zygote, layer_names_parse_for_the_config)
+{
+    uint32_t bits;
+    cr_assert(vf_layers_parse("seccomp", &bits));
+    cr_assert_eq(bits, VF_LAYER_SECCOMP);
+    cr_assert(vf_layers_parse("landlock", &bits));
+    cr_assert_eq(bits, VF_LAYER_LANDLOCK);
+    cr_assert(vf_layers_parse("namespaces", &bits));
+    cr_assert_eq(bits, VF_LAYER_NAMESPACES);
+    cr_assert(vf_layers_parse("all", &bits));
+    cr_assert_eq(bits, VF_LAYER_ALL);
+    cr_assert(vf_layers_parse("pidns", &bits));
+    cr_assert_eq(bits, VF_LAYER_PIDNS);
+    cr_assert_not(vf_layers_parse("selinux", &bits));
+    cr_assert_not(vf_layers_parse("", &bits));
+}
