@@ -148,3 +148,56 @@ Test(cli, usage_errors_exit_2)
     expect_usage_error(bad_num, "non-numeric --min-chars");
     expect_usage_error(no_arg, "--must-contain without value");
 }
+
+Test(cli, text_and_receipt_views)
+{
+    tc_start(&t, NULL);
+    const char *url = tc_url(&t, "/page");
+    const char *a1[] = { "lookup", url, "--text", "--socket", t.broker.socket_path, NULL };
+    cli_run c = run_cli(a1);
+    cr_assert_eq(c.exit_code, 0, "stdout: %s\nstderr: %s", c.out, c.err);
+    cr_assert_null(c.json, "--text printed JSON: %s", c.out);
+    cr_assert(strstr(c.out, "verifetch origin article"), "--text output: %s", c.out);
+    cr_assert_null(strstr(c.out, "attempts_log"), "--text printed the receipt: %s", c.out);
+    cli_free(&c);
+
+    const char *a2[] = { "lookup", url, "--receipt", "--socket", t.broker.socket_path, NULL };
+    c = run_cli(a2);
+    cr_assert_eq(c.exit_code, 0, "stdout: %s\nstderr: %s", c.out, c.err);
+    cr_assert_not_null(c.json, "--receipt is not JSON: %s", c.out);
+    cr_assert_str_eq(json_string_value(json_object_get(c.json, "schema")), "verified_web_lookup.receipt/v1");
+    cr_assert_null(json_object_get(c.json, "content"), "--receipt printed the whole ToolResult");
+    cr_assert_null(strstr(c.out, "verifetch origin article"), "--receipt printed page text");
+    cli_free(&c);
+}
+
+/* One canonical JSON log line per lookup on the broker's stderr, redacted. */
+Test(cli, broker_logs_one_redacted_line_per_lookup)
+{
+    tc_start(&t, NULL);
+    char url[600];
+    snprintf(url, sizeof url, "%s", tc_url(&t, "/page?token=tok-SECRET-98765"));
+    hx_response r = hx_lookup(&t.broker, "{\"url\":\"%s\"}", url);
+    cr_assert_eq(r.status, 200);
+    hx_response_free(&r);
+    char *log = hx_read_file(t.broker.stderr_path, NULL);
+    cr_assert_not_null(log);
+    cr_assert_null(strstr(log, "tok-SECRET-98765"), "the log holds the token: %s", log);
+    size_t lines = 0;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        json_error_t jerr;
+        json_t *j = json_loads(line, 0, &jerr);
+        const char *event = json_string_value(json_object_get(j, "event"));
+        if (event && strcmp(event, "lookup") == 0) {
+            lines++;
+            cr_assert_str_eq(json_string_value(json_object_get(j, "tenant")), "e2e");
+            cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "success");
+            cr_assert_eq(json_integer_value(json_object_get(j, "attempts")), 1);
+            cr_assert(strstr(json_string_value(json_object_get(j, "url")), "token=[REDACTED]"));
+            cr_assert(json_is_integer(json_object_get(j, "duration_ms")));
+        }
+        json_decref(j);
+    }
+    cr_assert_eq(lines, 1, "expected one lookup log line");
+    free(log);
+}
