@@ -294,5 +294,6 @@ Test(canary, unrequested_gzip_is_refused_before_the_worker_sees_it)
     free(log);
     free(text);
     free(providers);
+    pe_forms_free(&forms);
     hx_response_free(&r);
 }
