@@ -308,14 +308,11 @@ int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen)
     return 0;
 }
 
-static void forget_ready(void);
-
 void vf_zygote_stop(void)
 {
     if (zy.ctl < 0)
         return;
     atomic_store(&zy.running, false);
-    forget_ready();
     close(zy.ctl);
     zy.ctl = -1;
     pthread_mutex_lock(&zy.lock);
@@ -370,15 +367,6 @@ const uint8_t *vf_zygote_bpf_for(const char *worker_path, size_t *len)
 
 /* ---- workers ------------------------------------------------------------ */
 
-/* Announced workers not yet taken, oldest first (they have rehearsed). */
-#define MAX_READY 256
-
-static struct {
-    pthread_mutex_t lock;
-    vf_zygote_worker w[MAX_READY];
-    size_t n;
-} ready = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
 static void close_worker(vf_zygote_worker *w)
 {
     if (w->ipc >= 0)
@@ -390,9 +378,18 @@ static void close_worker(vf_zygote_worker *w)
     *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
 }
 
-/* Moves every READY waiting on the control socket into the list. Called with
- * ready.lock held. False when the zygote is gone. */
-static bool drain_ready(void)
+/* Exited while waiting (its zygote died, say): not worth handing a job. */
+static bool still_alive(const vf_zygote_worker *w)
+{
+    struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
+    return poll(&p, 1, 0) == 0;
+}
+
+/* One announced worker off the control socket. READY messages stay queued
+ * there, descriptors in flight, until a lookup takes one: the broker holds no
+ * idle worker's descriptors, and threads need no lock (each recvmsg gets a
+ * whole message of its own). 1: got one; 0: none queued; -1: zygote gone. */
+static int next_ready(vf_zygote_worker *w)
 {
     for (;;) {
         vf_zy_msg m;
@@ -403,9 +400,9 @@ static bool drain_ready(void)
                              .msg_controllen = sizeof cbuf };
         ssize_t n = recvmsg(zy.ctl, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0)
-            return errno == EAGAIN || errno == EINTR;
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
         if (n == 0)
-            return false;
+            return -1;
         size_t n_fds = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -420,49 +417,16 @@ static bool drain_ready(void)
                     close(fd);
             }
         }
-        vf_zygote_worker w = { .pid = m.pid, .ipc = fds[0], .pidfd = fds[1], .status = fds[2] };
-        bool ok = msg_is(&m, n, VF_ZY_READY) && m.pid > 0 && n_fds == 3 &&
-                  !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
-        if (ok && ready.n < MAX_READY) {
-            ready.w[ready.n++] = w;
-            continue;
-        }
-        /* REFUSED (a fork failed), a surplus or a malformed READY. */
+        *w = (vf_zygote_worker){ .pid = m.pid, .ipc = fds[0], .pidfd = fds[1], .status = fds[2] };
+        if (msg_is(&m, n, VF_ZY_READY) && m.pid > 0 && n_fds == 3 &&
+            !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && still_alive(w))
+            return 1;
         if (msg_is(&m, n, VF_ZY_REFUSED)) {
             m.detail[sizeof m.detail - 1] = '\0';
             fprintf(stderr, "verifetchd: %s\n", m.detail);
         }
-        for (size_t i = 0; i < n_fds; i++)
-            close(fds[i]);
+        close_worker(w); /* dead, malformed or not a READY: next one */
     }
-}
-
-/* Exited while waiting (its zygote died, say): not worth handing a job. */
-static bool still_alive(const vf_zygote_worker *w)
-{
-    struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
-    return poll(&p, 1, 0) == 0;
-}
-
-static bool pop_ready(vf_zygote_worker *w)
-{
-    while (ready.n > 0) {
-        *w = ready.w[0];
-        memmove(&ready.w[0], &ready.w[1], (ready.n - 1) * sizeof ready.w[0]);
-        ready.n--;
-        if (still_alive(w))
-            return true;
-        close_worker(w);
-    }
-    return false;
-}
-
-static bool send_ctl(uint32_t op)
-{
-    vf_zy_msg m = { .magic = VF_ZY_MAGIC, .op = op };
-    /* Never block: a full control socket means a stuck zygote, and this
-     * lookup's deadline must not depend on it. */
-    return send(zy.ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof m;
 }
 
 /* Tells the zygote to fork a replacement and until when this worker may run:
@@ -481,32 +445,17 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, vf_zygote_worker *w, char
     const int64_t kill_at = deadline_ms;
     *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
     int64_t stuck_at = vf_now_ms() + READY_WAIT_MS;
-    bool asked = false;
     for (;;) {
         if (!atomic_load(&zy.running))
             return VF_ZYGOTE_UNAVAILABLE;
-        pthread_mutex_lock(&ready.lock);
-        bool alive = drain_ready();
-        bool got = alive && pop_ready(w);
-        pthread_mutex_unlock(&ready.lock);
-        if (!alive) {
+        int got = next_ready(w);
+        if (got < 0) {
             mark_failed("its control socket closed");
             return VF_ZYGOTE_UNAVAILABLE;
         }
-        if (got) {
+        if (got > 0) {
             claim(w, kill_at);
             return VF_ZYGOTE_SPAWNED;
-        }
-        if (!asked) {
-            if (!send_ctl(VF_ZY_MORE)) {
-                if (errno != EAGAIN) {
-                    char why[96];
-                    snprintf(why, sizeof why, "control socket: %s", strerror(errno));
-                    mark_failed(why);
-                }
-                return VF_ZYGOTE_UNAVAILABLE;
-            }
-            asked = true;
         }
         int64_t now = vf_now_ms();
         if (now >= deadline_ms) {
@@ -514,11 +463,11 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, vf_zygote_worker *w, char
             return VF_ZYGOTE_REFUSED;
         }
         if (now >= stuck_at) {
-            mark_failed("no worker ready within 5 s of asking");
+            mark_failed("no worker ready within 5 s");
             return VF_ZYGOTE_UNAVAILABLE;
         }
-        /* Any thread may drain what arrives; ours may go to someone else, whose
-         * own request then serves us. */
+        /* The zygote forks the next worker as soon as it sees a claim; any
+         * waiting thread may drain it, and the one after serves the rest. */
         int64_t until = deadline_ms < stuck_at ? deadline_ms : stuck_at;
         struct pollfd p = { .fd = zy.ctl, .events = POLLIN };
         int64_t left = until - now;
@@ -553,12 +502,3 @@ void vf_zygote_release(vf_zygote_worker *w)
     close_worker(w);
 }
 
-/* Workers announced but never used die with their sockets; called by stop. */
-static void forget_ready(void)
-{
-    pthread_mutex_lock(&ready.lock);
-    for (size_t i = 0; i < ready.n; i++)
-        close_worker(&ready.w[i]);
-    ready.n = 0;
-    pthread_mutex_unlock(&ready.lock);
-}

@@ -21,7 +21,7 @@ typedef struct {
     const char *worker_path;   /* the worker executable, run in --zygote mode */
     const uint8_t *ca_pem;     /* PEM bundle parsed once in the zygote; NULL: none */
     size_t ca_pem_len;
-    unsigned pool;             /* workers kept forked and waiting (0..64) */
+    unsigned pool;             /* workers kept forked and waiting (1..64; 0 means 1) */
     bool private_namespaces;   /* five new namespaces per worker (~2 ms more CPU each)
                                 * instead of one shared user/net/ipc/mount set plus a
                                 * pid namespace per worker */
@@ -70,8 +70,8 @@ typedef enum {
     VF_ZYGOTE_REFUSED,       /* none became ready before the deadline (detail says so) */
 } vf_zygote_spawn_rc;
 
-/* Takes a worker the zygote forked ahead of time, waiting (bounded) for one
- * when none is ready. The worker is waiting for its job on w->ipc; the
+/* Takes a worker the zygote forked ahead of time, waiting (bounded) for the
+ * next when none is ready. The worker is waiting for its job on w->ipc; the
  * zygote kills it if it still runs at deadline_ms. */
 vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, vf_zygote_worker *w, char *detail,
                                   size_t detail_len);

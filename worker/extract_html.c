@@ -158,9 +158,17 @@ static void on_text(void *ctx, const xmlChar *s, int len)
             i += b;
             continue;
         }
+        /* A word, and every following " word" separated by exactly one
+         * space: what collapsing would emit anyway, copied in one go. */
         size_t run = i;
-        while (run < n && !blank_len(s + run, n - run))
-            run++;
+        for (;;) {
+            while (run < n && !blank_len(s + run, n - run))
+                run++;
+            if (run + 1 < n && s[run] == ' ' && !blank_len(s + run + 1, n - run - 1))
+                run++;
+            else
+                break;
+        }
         flush_pending(st);
         emit(st, (const char *)s + i, run - i);
         i = run;

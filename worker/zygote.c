@@ -49,7 +49,6 @@ typedef struct {
 static kid kids[MAX_KIDS];
 static size_t n_kids;
 static unsigned pool_target;
-static unsigned more_wanted;  /* MORE requests not yet answered with a worker */
 static bool private_ns;
 static unsigned long clone_flags;
 static vf_worker_ctx child_ctx;
@@ -115,9 +114,9 @@ static void child_main(int job_fd, bool rehearse)
     _exit(vf_worker_serve(&child_ctx)); /* as an exec'd worker: no clean-up (main.c) */
 }
 
-/* Forks one worker and announces it. rehearse: it goes into the pool, where
- * there is time to fault in what a job touches; one a broker thread is
- * waiting for skips that. */
+/* Forks one worker and announces it. rehearse: there is time to fault in what
+ * a job touches before the job comes; when the pool ran dry a lookup may be
+ * waiting for this very worker, so it skips that. */
 static bool fork_kid(bool rehearse)
 {
     if (n_kids == MAX_KIDS)
@@ -262,13 +261,14 @@ static void drop_dead(void)
     n_kids = w;
 }
 
-/* Control messages: MORE only. Returns false when the broker has gone. */
+/* The broker sends nothing on the control socket; reading it only tells
+ * whether it is still there. Returns false when it has gone. */
 static bool read_control(void)
 {
     for (;;) {
-        vf_zy_msg m;
+        char junk[sizeof(vf_zy_msg)];
         char cbuf[CMSG_SPACE(4 * sizeof(int))];
-        struct iovec iov = { &m, sizeof m };
+        struct iovec iov = { junk, sizeof junk };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
                              .msg_controllen = sizeof cbuf };
         ssize_t n = recvmsg(VF_ZY_CTL_FD, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -276,7 +276,6 @@ static bool read_control(void)
             return errno == EAGAIN || errno == EINTR;
         if (n == 0)
             return false;
-        /* Descriptors are never expected from the broker. */
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
                 continue;
@@ -287,9 +286,6 @@ static bool read_control(void)
                 close(fd);
             }
         }
-        if (n == (ssize_t)sizeof m && m.magic == VF_ZY_MAGIC && m.op == VF_ZY_MORE &&
-            more_wanted < MAX_KIDS)
-            more_wanted++;
     }
 }
 
@@ -297,21 +293,14 @@ static bool read_control(void)
 
 enum { SLOT_CTL, SLOT_PIDFD, SLOT_STATUS };
 
-/* Workers asked for now come first and skip the rehearsal; then the pool is
- * refilled one worker per turn, so new requests are never kept waiting long. */
+/* Keeps pool_target workers announced and unclaimed, one fork per turn so a
+ * claim or an exit is never kept waiting long. Returns the poll timeout. */
 static int provide(void)
 {
-    if (more_wanted > 0) {
-        if (!fork_kid(false)) {
-            char why[VF_ZY_DETAIL];
-            snprintf(why, sizeof why, "zygote cannot fork a worker: %s", strerror(errno));
-            send_simple(VF_ZY_CTL_FD, VF_ZY_REFUSED, why);
-        }
-        more_wanted--;
-        return 0;
-    }
-    if (unclaimed_kids() < pool_target)
-        return fork_kid(true) ? 0 : 100; /* on failure, retry later instead of spinning */
+    unsigned unclaimed = unclaimed_kids();
+    /* With none left, a lookup may be waiting right now: no rehearsal then. */
+    if (unclaimed < pool_target && n_kids < MAX_KIDS)
+        return fork_kid(unclaimed > 0) ? 0 : 100; /* on failure, retry later, not spin */
     return -1;
 }
 
@@ -321,7 +310,7 @@ static void serve(void)
     static struct { int type; size_t kid; } what[1 + 2 * MAX_KIDS];
     for (;;) {
         int wait_ms = provide();
-        if (wait_ms == 0 && more_wanted == 0 && unclaimed_kids() >= pool_target)
+        if (wait_ms == 0 && unclaimed_kids() >= pool_target)
             wait_ms = -1;
         int due = enforce_deadlines();
         if (due >= 0 && (wait_ms < 0 || due < wait_ms))
@@ -467,7 +456,7 @@ int vf_zygote_main(const char *pool_arg, const char *ns_mode)
         send_simple(VF_ZY_CTL_FD, VF_ZY_REFUSED, err);
         return 1;
     }
-    pool_target = (unsigned)pool;
+    pool_target = pool ? (unsigned)pool : 1; /* every worker comes from the pool */
     if (strcmp(ns_mode, "private") != 0 && strcmp(ns_mode, "shared") != 0) {
         snprintf(err, sizeof err, "namespace mode '%.32s' is not shared or private", ns_mode);
         send_simple(VF_ZY_CTL_FD, VF_ZY_REFUSED, err);

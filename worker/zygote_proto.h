@@ -13,7 +13,8 @@
  * READY (pid) carrying three descriptors: [0] the broker's end of the worker's
  * job socket (the worker's fd 3, SOCK_STREAM, the usual job/result frames),
  * [1] a pidfd, [2] the broker's end of the worker's status channel. It keeps
- * POOL announced workers unclaimed, plus one more for every MORE it receives.
+ * POOL (at least one) announced workers unclaimed, forking the next as soon as
+ * one is claimed; a broker that finds none waits for the next READY.
  * The broker claims a worker by sending CLAIMED on its status channel, with
  * the time the worker may still take (the zygote then forks a replacement),
  * may read EXITED (the wait status) there, and closes it when done. The zygote
@@ -35,7 +36,6 @@
 
 enum {
     VF_ZY_HELLO = 1,    /* zygote -> broker, control socket, once */
-    VF_ZY_MORE = 2,     /* broker -> zygote, control socket: one worker more, now */
     VF_ZY_READY = 3,    /* zygote -> broker, control socket, fds [job socket, pidfd, status] */
     VF_ZY_CLAIMED = 4,  /* broker -> zygote, status channel */
     VF_ZY_EXITED = 5,   /* zygote -> broker, status channel */

@@ -44,6 +44,22 @@ Test(extract_html, whitespace_collapses_and_blocks_break_lines)
     free(t);
 }
 
+/* Words joined by one plain space are copied as a block; every other gap
+ * still collapses to one space, and a trailing space still waits for a word. */
+Test(extract_html, single_spaces_and_other_gaps_collapse_alike)
+{
+    char *t = render("<p>a b c  d\te\xc2\xa0" "f \n g </p><p>h i</p> j", 4096);
+    cr_assert_str_eq(t, "a b c d e f g\nh i\nj");
+    free(t);
+    t = render("<pre>x y  z\nw v</pre>", 4096);
+    cr_assert_str_eq(t, "x y z\nw v");
+    free(t);
+    /* The cap falls inside a space-joined block exactly where it would have. */
+    t = render("<p>ab cd ef</p>", 5);
+    cr_assert_str_eq(t, "ab cd");
+    free(t);
+}
+
 Test(extract_html, pre_keeps_its_line_breaks)
 {
     char *t = render("<pre>line 1\nline 2</pre>", 4096);
