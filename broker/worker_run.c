@@ -1,5 +1,7 @@
 #include "broker/worker_run.h"
 
+#include "broker/fresh_spawn.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -42,39 +44,8 @@ const char *vf_signal_description(int sig)
 
 static int spawn_worker(const vf_worker_spec *spec, int child_fd, pid_t *pid)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return -1;
-    if (posix_spawnattr_init(&attr) != 0) {
-        posix_spawn_file_actions_destroy(&fa);
-        return -1;
-    }
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, child_fd, VF_WORKER_IPC_FD);
-    /* Nothing else of the broker's crosses exec, CLOEXEC or not. */
-    posix_spawn_file_actions_addclosefrom_np(&fa, VF_WORKER_IPC_FD + 1);
-
-    sigset_t none, all_defaults;
-    sigemptyset(&none);
-    sigfillset(&all_defaults);
-    sigdelset(&all_defaults, SIGKILL);
-    sigdelset(&all_defaults, SIGSTOP);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all_defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
-
     char *argv[] = { (char *)"verifetch-worker", NULL };
-    char *envp[] = { NULL };     /* keys may live in the broker's environment */
-    int rc = posix_spawn(pid, spec->path, &fa, &attr, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        errno = rc;
-        return -1;
-    }
-    return 0;
+    return vf_fresh_spawn(spec->path, argv, &child_fd, 1, pid);   /* child_fd -> VF_WORKER_IPC_FD */
 }
 
 static int pidfd_for(pid_t pid)

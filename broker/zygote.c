@@ -1,5 +1,7 @@
 #include "broker/zygote.h"
 
+#include "broker/fresh_spawn.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -156,41 +158,13 @@ static int move_high(int fd)
 
 static int spawn_zygote(const vf_zygote_options *o, int ctl_child, int ca_fd, pid_t *pid)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return -1;
-    if (posix_spawnattr_init(&attr) != 0) {
-        posix_spawn_file_actions_destroy(&fa);
-        return -1;
-    }
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, ctl_child, VF_ZY_CTL_FD);
-    if (ca_fd >= 0)
-        posix_spawn_file_actions_adddup2(&fa, ca_fd, VF_ZY_CA_FD);
-    posix_spawn_file_actions_addclosefrom_np(&fa, ca_fd >= 0 ? VF_ZY_CA_FD + 1 : VF_ZY_CTL_FD + 1);
-    sigset_t none, all_defaults;
-    sigemptyset(&none);
-    sigfillset(&all_defaults);
-    sigdelset(&all_defaults, SIGKILL);
-    sigdelset(&all_defaults, SIGSTOP);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all_defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
     char pool_arg[16];
     snprintf(pool_arg, sizeof pool_arg, "%u", o->pool);
     char *argv[] = { (char *)"verifetch-worker", (char *)"--zygote", pool_arg,
                      (char *)(o->private_namespaces ? "private" : "shared"), NULL };
-    char *envp[] = { NULL };
-    int rc = posix_spawn(pid, o->worker_path, &fa, &attr, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        errno = rc;
-        return -1;
-    }
-    return 0;
+    /* fd 3 = control socket (VF_ZY_CTL_FD), fd 4 = sealed CA (VF_ZY_CA_FD). */
+    int fds[2] = { ctl_child, ca_fd };
+    return vf_fresh_spawn(o->worker_path, argv, fds, ca_fd >= 0 ? 2 : 1, pid);
 }
 
 static void kill_and_reap(pid_t pid)
