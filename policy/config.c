@@ -158,24 +158,24 @@ static bool valid_test_hook(const char *hook)
  * (it probes what actually applies); here only their shape. */
 static int parse_required_layers(vf_cfg_ctx *ctx, const config_setting_t *at, vf_config *cfg)
 {
-    if (!config_setting_is_array(at) && !config_setting_is_list(at))
-        return vf_cfg_fail(ctx, at, "worker.require", "must be a list of layer names");
-    int n = config_setting_length(at);
-    if (n > 16)
-        return vf_cfg_fail(ctx, at, "worker.require", "names at most 16 layers");
+    int n;
+    if (vf_cfg_want_seq(ctx, at, "worker.require", 16, &n) != 0)
+        return -1;
     cfg->required_layers = calloc((size_t)n + 1, sizeof *cfg->required_layers);
     if (!cfg->required_layers)
         return vf_cfg_fail(ctx, at, "worker.require", "out of memory");
     for (int i = 0; i < n; i++) {
         const config_setting_t *e = config_setting_get_elem(at, (unsigned)i);
+        char path[VF_CFG_PATH_MAX];
         const char *name;
-        if (vf_cfg_get_string(ctx, e, "worker.require", 32, &name) != 0)
+        vf_cfg_index(path, "worker.require", i);
+        if (vf_cfg_get_string(ctx, e, path, 32, &name) != 0)
             return -1;
         if (!valid_test_hook(name))
-            return vf_cfg_fail(ctx, e, "worker.require", "'%s' is not a layer name", name);
+            return vf_cfg_fail(ctx, e, path, "'%s' is not a layer name", name);
         cfg->required_layers[i] = strdup(name);
         if (!cfg->required_layers[i])
-            return vf_cfg_fail(ctx, e, "worker.require", "out of memory");
+            return vf_cfg_fail(ctx, e, path, "out of memory");
         cfg->n_required_layers = (size_t)i + 1;
     }
     return 0;
