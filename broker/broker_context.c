@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/confinement.h"
-#include "broker/tls_upstream.h"
+#include "broker/spawn/confinement.h"
+#include "broker/lookup/tls_upstream.h"
 
 /* Every configured key, for redaction and for masking provider streams. */
 static const char **collect_secrets(const vf_config *cfg, size_t *n)

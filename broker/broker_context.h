@@ -9,9 +9,9 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 
-#include "broker/classify.h"
-#include "broker/mask_forms.h"
-#include "broker/redact.h"
+#include "broker/judge/classify.h"
+#include "broker/judge/mask_forms.h"
+#include "broker/judge/redact.h"
 #include "broker/runtime.h"
 #include "policy/config.h"
 

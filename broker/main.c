@@ -12,12 +12,12 @@
 #include <semaphore.h>
 
 #include "broker/broker_context.h"
-#include "broker/confinement.h"
-#include "broker/health.h"
-#include "broker/zygote.h"
-#include "broker/server.h"
-#include "broker/socket_activation.h"
-#include "broker/tcp_listener.h"
+#include "broker/spawn/confinement.h"
+#include "broker/api/health.h"
+#include "broker/spawn/zygote_client.h"
+#include "broker/api/server.h"
+#include "broker/api/socket_activation.h"
+#include "broker/api/tcp_listener.h"
 #include "policy/config.h"
 
 static void usage(FILE *to)

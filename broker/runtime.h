@@ -6,8 +6,8 @@
 
 #include <semaphore.h>
 
-#include "broker/metrics.h"
-#include "broker/quota.h"
+#include "broker/api/metrics.h"
+#include "broker/api/quota.h"
 #include "policy/circuit.h"
 #include "policy/config.h"
 

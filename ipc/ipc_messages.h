@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipc_frame.h"
+#include "ipc/ipc_frame.h"
 
 #define VF_IPC_VERSION 1
 

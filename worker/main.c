@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sanitizer.h"
+#include "worker/sandbox/sanitizer.h"
 #include "worker_job.h"
-#include "zygote.h"
+#include "worker/sandbox/zygote.h"
 
 #ifdef VF_UNDER_ASAN
 /* LeakSanitizer's exit-time scan clones and ptraces, which the filter kills;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "ipc/ipc_frame.h"
-#include "sanitizer.h"
+#include "worker/sandbox/sanitizer.h"
 
 static const struct {
     const char *name;

@@ -15,14 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "confine.h"
-#include "extract.h"
-#include "fetch.h"
+#include "worker/sandbox/confine.h"
+#include "worker/content/extract.h"
+#include "worker/fetch/fetch.h"
 #include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
-#include "landlock.h"
-#include "namespaces.h"
-#include "seccomp_filter.h"
+#include "worker/sandbox/landlock.h"
+#include "worker/sandbox/namespaces.h"
+#include "worker/sandbox/seccomp_filter.h"
 #ifdef VF_WORKER_TEST_HOOKS
 #include "test_hooks.h"
 #endif

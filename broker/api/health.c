@@ -1,4 +1,4 @@
-#include "broker/health.h"
+#include "broker/api/health.h"
 
 #include "ipc/ipc_messages.h"
 

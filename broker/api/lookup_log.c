@@ -1,4 +1,4 @@
-#include "broker/lookup_log.h"
+#include "broker/api/lookup_log.h"
 
 #include <stdlib.h>
 #include <time.h>

@@ -1,4 +1,4 @@
-#include "broker/metrics.h"
+#include "broker/api/metrics.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "broker/classify.h"
+#include "broker/judge/classify.h"
 
 #define VF_METRICS_MAX_TENANTS   256u
 #define VF_METRICS_MAX_PROVIDERS 64u    /* per tenant */

@@ -1,4 +1,4 @@
-#include "broker/quota.h"
+#include "broker/api/quota.h"
 
 #include <pthread.h>
 #include <stdio.h>

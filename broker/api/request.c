@@ -1,4 +1,4 @@
-#include "broker/request.h"
+#include "broker/api/request.h"
 
 #include <jansson.h>
 #include <stdio.h>

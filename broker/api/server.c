@@ -1,4 +1,4 @@
-#include "broker/server.h"
+#include "broker/api/server.h"
 
 #include <microhttpd.h>
 #include <errno.h>
@@ -12,13 +12,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "broker/health.h"
-#include "broker/lookup.h"
-#include "broker/lookup_log.h"
-#include "broker/metrics.h"
-#include "broker/request.h"
-#include "broker/tool_spec.h"
-#include "broker/unix_listener.h"
+#include "broker/api/health.h"
+#include "broker/lookup/lookup.h"
+#include "broker/api/lookup_log.h"
+#include "broker/api/metrics.h"
+#include "broker/api/request.h"
+#include "broker/api/tool_spec.h"
+#include "broker/api/unix_listener.h"
 #include "ipc/ipc_frame.h"
 #include "policy/tenant_auth.h"
 

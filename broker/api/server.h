@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "broker/broker_context.h"
-#include "broker/health.h"
+#include "broker/api/health.h"
 
 typedef struct vf_server vf_server;
 

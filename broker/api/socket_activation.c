@@ -1,4 +1,4 @@
-#include "broker/socket_activation.h"
+#include "broker/api/socket_activation.h"
 
 #include <errno.h>
 #include <fcntl.h>

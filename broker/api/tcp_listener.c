@@ -1,4 +1,4 @@
-#include "broker/tcp_listener.h"
+#include "broker/api/tcp_listener.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-#include "broker/tool_spec.h"
+#include "broker/api/tool_spec.h"
 
-#include "broker/request.h"
+#include "broker/api/request.h"
 
 static json_t *prop(const char *type, const char *description)
 {

@@ -1,4 +1,4 @@
-#include "broker/unix_listener.h"
+#include "broker/api/unix_listener.h"
 
 #include <errno.h>
 #include <stdio.h>

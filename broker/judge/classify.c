@@ -1,7 +1,7 @@
 /* Usability judgement of one fetched page, in the order the receipt reports
  * failures: status, content type, interstitial wall, length, required text.
  * The first failing check decides the outcome and the detail. */
-#include "broker/classify.h"
+#include "broker/judge/classify.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "broker/utf8_text.h"
+#include "broker/judge/utf8_text.h"
 
 /* Where a marker counts. An interstitial is a small page that says what it
  * is up front; a long article that mentions "captcha" deep inside is not a

@@ -1,4 +1,4 @@
-#include "broker/mask_forms.h"
+#include "broker/judge/mask_forms.h"
 
 #include <ctype.h>
 #include <openssl/evp.h>

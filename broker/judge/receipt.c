@@ -1,10 +1,10 @@
-#include "broker/receipt.h"
+#include "broker/judge/receipt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/utf8_text.h"
+#include "broker/judge/utf8_text.h"
 
 const char *vf_failure_reason_name(vf_failure_reason r)
 {

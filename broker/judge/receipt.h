@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "broker/attempt.h"
-#include "broker/redact.h"
+#include "broker/lookup/attempt.h"
+#include "broker/judge/redact.h"
 
 #define VF_RECEIPT_SCHEMA "verified_web_lookup.receipt/v1"
 

@@ -5,18 +5,18 @@
  * structural pass (redact_url.c). The redactor is immutable once built;
  * each call allocates its own PCRE2 match data, so one redactor serves any
  * number of threads. */
-#include "broker/redact.h"
+#include "broker/judge/redact.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/redact_buf.h"
-#include "broker/redact_patterns.h"
-#include "broker/redact_scan.h"
-#include "broker/redact_secrets.h"
-#include "broker/redact_testing.h"
-#include "broker/redact_url.h"
+#include "broker/judge/redact_buf.h"
+#include "broker/judge/redact_patterns.h"
+#include "broker/judge/redact_scan.h"
+#include "broker/judge/redact_secrets.h"
+#include "broker/judge/redact_testing.h"
+#include "broker/judge/redact_url.h"
 
 struct vf_redactor {
     vf_secret_set *secrets;

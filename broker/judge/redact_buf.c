@@ -1,12 +1,12 @@
 /* Growable output buffer for the redaction passes. Failure is sticky so the
  * passes can stay free of error plumbing and check once at the end. */
-#include "broker/redact_buf.h"
+#include "broker/judge/redact_buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/redact.h"
+#include "broker/judge/redact.h"
 
 static bool reserve(vf_rbuf *b, size_t extra)
 {

@@ -1,7 +1,7 @@
 /* Parameter names whose values are credentials or replayable state. "state"
  * and "code" are OAuth: a leaked authorization code or state can be replayed.
  * Only the exact names count, so "?keyboard=" or "&tokenizer=" survive. */
-#include "broker/redact_keys.h"
+#include "broker/judge/redact_keys.h"
 
 #include <string.h>
 #include <strings.h>

@@ -15,13 +15,13 @@
  * PCRE2 reports a limit (or any error) at a position, the rest of that line
  * is redacted. Token-shape rules carry a look-behind that fails inside a
  * longer token, so a run like "eyJeyJeyJ..." is not rescanned per trigger. */
-#include "broker/redact_patterns.h"
+#include "broker/judge/redact_patterns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/redact_keys.h"
+#include "broker/judge/redact_keys.h"
 
 /* Generous for anchored patterns on real text; reached only by pathological
  * input, which is then redacted rather than passed. */

@@ -5,10 +5,10 @@
  * inside a secret that starts within it (a query value stops at a space the
  * secret contains, say), the replaced span grows to cover the whole secret,
  * so no piece of it is left behind. */
-#include "broker/redact_scan.h"
+#include "broker/judge/redact_scan.h"
 
-#include "broker/redact_patterns.h"
-#include "broker/redact_secrets.h"
+#include "broker/judge/redact_patterns.h"
+#include "broker/judge/redact_secrets.h"
 
 /* Widen [*start, *end) over every secret form that begins inside it. */
 static void cover_secrets(const vf_secret_set *secrets, const vf_trigset *triggers,

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "broker/redact_buf.h"
+#include "broker/judge/redact_buf.h"
 
 typedef struct {
     uint64_t bits[65536 / 64];  /* indexed by vf_trig_hash */

@@ -13,7 +13,7 @@
  *    next to the needle still carry a few bits of the secret.
  * Every 3-byte prefix a form can start with goes into a trigger set, so the
  * shared scan (redact_scan.c) asks here only where a form may begin. */
-#include "broker/redact_secrets.h"
+#include "broker/judge/redact_secrets.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "broker/redact.h"
+#include "broker/judge/redact.h"
 
 /* Lowers the PCRE2 match limit of r's patterns so tests can drive the
  * fail-closed path. Call before sharing r between threads. */

@@ -4,12 +4,12 @@
  * '#'. Values are replaced whole; nothing else is normalised, so the result
  * is the input byte for byte apart from the replacements. Parameters in the
  * fragment count too (OAuth implicit flow puts access_token there). */
-#include "broker/redact_url.h"
+#include "broker/judge/redact_url.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "broker/redact_keys.h"
+#include "broker/judge/redact_keys.h"
 
 static bool is_alpha(unsigned char c)
 {

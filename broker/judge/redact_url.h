@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "broker/redact_buf.h"
+#include "broker/judge/redact_buf.h"
 
 /* Appends url[0..len) to out with the userinfo and the value of every
  * sensitive parameter replaced by VF_REDACTED; all other bytes unchanged. */

@@ -4,7 +4,7 @@
  * above U+10FFFF) and replaces each "maximal subpart" of an ill-formed
  * sequence with one U+FFFD, as the Unicode standard recommends, so a
  * truncated 4-byte sequence costs one replacement, not four. */
-#include "broker/utf8_text.h"
+#include "broker/judge/utf8_text.h"
 
 #include <stdbool.h>
 #include <stdint.h>

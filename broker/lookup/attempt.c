@@ -1,4 +1,4 @@
-#include "broker/attempt.h"
+#include "broker/lookup/attempt.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "broker/classify.h"
+#include "broker/judge/classify.h"
 
 #define VF_DETAIL_MAX 512
 

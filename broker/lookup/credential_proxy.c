@@ -1,4 +1,4 @@
-#include "broker/credential_proxy.h"
+#include "broker/lookup/credential_proxy.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "broker/stream_mask.h"
-#include "broker/tls_upstream.h"
+#include "broker/lookup/stream_mask.h"
+#include "broker/lookup/tls_upstream.h"
 #include "ipc/ipc_frame.h"
 
 static bool line_is(const char *line, size_t len, const char *name, const char **value, size_t *vlen)

@@ -1,4 +1,4 @@
-#include "broker/direct_provider.h"
+#include "broker/lookup/direct_provider.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -7,10 +7,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "broker/resolve_connect.h"
-#include "broker/worker_run.h"
-#include "broker/utf8_text.h"
-#include "broker/worker_slot.h"
+#include "broker/lookup/resolve_connect.h"
+#include "broker/spawn/worker_run.h"
+#include "broker/judge/utf8_text.h"
+#include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
 
 static void force(vf_fetch_outcome *out, vf_outcome outcome, int status, const char *fmt, const char *a,

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "broker/attempt.h"
+#include "broker/lookup/attempt.h"
 #include "broker/broker_context.h"
 
 #define VF_MAX_REDIRECTS 5

@@ -1,4 +1,4 @@
-#include "broker/keyed_provider.h"
+#include "broker/lookup/keyed_provider.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -8,10 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "broker/credential_proxy.h"
-#include "broker/worker_run.h"
-#include "broker/utf8_text.h"
-#include "broker/worker_slot.h"
+#include "broker/lookup/credential_proxy.h"
+#include "broker/spawn/worker_run.h"
+#include "broker/judge/utf8_text.h"
+#include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
 
 char *vf_keyed_endpoint_url(const char *endpoint_template, const char *target_url)

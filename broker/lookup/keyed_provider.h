@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "broker/attempt.h"
+#include "broker/lookup/attempt.h"
 #include "broker/broker_context.h"
 
 void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf_provider_config *provider,

@@ -1,13 +1,13 @@
-#include "broker/lookup.h"
+#include "broker/lookup/lookup.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/direct_provider.h"
-#include "broker/keyed_provider.h"
-#include "broker/receipt.h"
+#include "broker/lookup/direct_provider.h"
+#include "broker/lookup/keyed_provider.h"
+#include "broker/judge/receipt.h"
 #include "ipc/ipc_frame.h"
 #include "policy/ordering.h"
 

@@ -6,7 +6,7 @@
 #include <jansson.h>
 
 #include "broker/broker_context.h"
-#include "broker/request.h"
+#include "broker/api/request.h"
 
 /* max_attempts clamped to [1, ceiling]; not given means the ceiling. */
 unsigned vf_clamp_attempts(bool given, int requested, unsigned ceiling);

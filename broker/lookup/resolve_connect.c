@@ -1,4 +1,4 @@
-#include "broker/resolve_connect.h"
+#include "broker/lookup/resolve_connect.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "broker/stream_mask.h"
+#include "broker/lookup/stream_mask.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "broker/tls_upstream.h"
+#include "broker/lookup/tls_upstream.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/resolve_connect.h"
+#include "broker/lookup/resolve_connect.h"
 #include "ipc/ipc_frame.h"
 
 SSL_CTX *vf_upstream_tls_context(const uint8_t *ca_pem, size_t ca_len, char *err, size_t errlen)

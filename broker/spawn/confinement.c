@@ -1,11 +1,11 @@
-#include "broker/confinement.h"
+#include "broker/spawn/confinement.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "broker/zygote.h"
+#include "broker/spawn/zygote_client.h"
 #include "ipc/ipc_frame.h"
 
 #define PROBE_TIMEOUT_MS 10000

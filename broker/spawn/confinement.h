@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "broker/worker_run.h"
+#include "broker/spawn/worker_run.h"
 
 typedef struct {
     bool ran;              /* a probe worker answered over the real spawn path */

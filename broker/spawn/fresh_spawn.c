@@ -1,4 +1,4 @@
-#include "broker/fresh_spawn.h"
+#include "broker/spawn/fresh_spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-#include "broker/worker_run.h"
+#include "broker/spawn/worker_run.h"
 
-#include "broker/fresh_spawn.h"
+#include "broker/spawn/fresh_spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/zygote.h"
+#include "broker/spawn/zygote_client.h"
 
 #define VF_WORKER_IPC_FD 3
 /* A worker that failed us gets this long to end by itself, so a crash is

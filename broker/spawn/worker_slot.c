@@ -1,4 +1,4 @@
-#include "broker/worker_slot.h"
+#include "broker/spawn/worker_slot.h"
 
 #include <errno.h>
 #include <time.h>

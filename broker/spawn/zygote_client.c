@@ -1,6 +1,6 @@
-#include "broker/zygote.h"
+#include "broker/spawn/zygote_client.h"
 
-#include "broker/fresh_spawn.h"
+#include "broker/spawn/fresh_spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 
 #include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
-#include "worker/zygote_proto.h"
+#include "ipc/zygote_proto.h"
 
 /* Ready within this long, or it is not going to be (ASan builds are slow). */
 #define HELLO_WAIT_MS 15000

@@ -2,8 +2,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "broker/credential_proxy.h"
-#include "broker/keyed_provider.h"
+#include "broker/lookup/credential_proxy.h"
+#include "broker/lookup/keyed_provider.h"
 
 static const char *check(const char *head)
 {

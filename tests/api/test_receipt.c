@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "broker/receipt.h"
+#include "broker/judge/receipt.h"
 
 static vf_redactor *redactor(void)
 {

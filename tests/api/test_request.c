@@ -2,8 +2,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "broker/lookup.h"
-#include "broker/request.h"
+#include "broker/lookup/lookup.h"
+#include "broker/api/request.h"
 
 static int parse(const char *body, vf_lookup_request *req, vf_request_error *err)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/stream_mask.h"
+#include "broker/lookup/stream_mask.h"
 
 static char *run(const char *input, size_t chunk)
 {

@@ -19,7 +19,7 @@ typedef struct {
 static cli_run run_cli(const char *const *args)
 {
     char bin[PATH_MAX], out_path[PATH_MAX], err_path[PATH_MAX];
-    hx_build_path("broker/verifetch", bin, sizeof bin);
+    hx_build_path("cli/verifetch", bin, sizeof bin);
     cr_assert(access(bin, X_OK) == 0, "%s is not built", bin);
     snprintf(out_path, sizeof out_path, "%s/cli.out", hx_tmpdir());
     snprintf(err_path, sizeof err_path, "%s/cli.err", hx_tmpdir());

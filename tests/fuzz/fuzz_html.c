@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/extract.h"
+#include "worker/content/extract.h"
 
 #define MAX_TEXT (64u * 1024u)
 

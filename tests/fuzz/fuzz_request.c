@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/request.h"
+#include "broker/api/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -19,7 +19,7 @@ runtime_pkgs=$(awk '/^FROM /{buf=""} {buf = buf $0 "\n"} END{printf "%s", buf}' 
 base="libc6 libgcc-s1"
 
 fail=0
-for bin in broker/verifetchd broker/verifetch worker/verifetch-worker; do
+for bin in broker/verifetchd cli/verifetch worker/verifetch-worker; do
   path="$build/$bin"
   if [ ! -x "$path" ]; then echo "FAIL $bin is not built"; fail=1; continue; fi
   while read -r lib; do

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker/socket_activation.h"
+#include "broker/api/socket_activation.h"
 
 enum { ENV_PID = 1, ENV_FDS = 2, ENV_NAMES = 4 };
 

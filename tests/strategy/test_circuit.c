@@ -6,7 +6,7 @@
 
 #include <criterion/criterion.h>
 
-#include "broker/classify.h"
+#include "broker/judge/classify.h"
 #include "policy/circuit.h"
 
 /* The broker converts vf_outcome to vf_health_outcome with a cast. */

@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "broker/metrics.h"
+#include "broker/api/metrics.h"
 
 static vf_metrics *registry_with(const char *tenant, const char *const *providers, size_t n)
 {

@@ -5,7 +5,7 @@
 
 #include <criterion/criterion.h>
 
-#include "broker/quota.h"
+#include "broker/api/quota.h"
 
 static vf_quota *quota_with(const char *tenant, unsigned conc, unsigned rpm, unsigned burst)
 {

@@ -9,8 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "broker/metrics.h"
-#include "broker/quota.h"
+#include "broker/api/metrics.h"
+#include "broker/api/quota.h"
 #include "policy/ordering.h"
 
 #define THREADS 8

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker/classify.h"
-#include "broker/redact.h"
+#include "broker/judge/classify.h"
+#include "broker/judge/redact.h"
 
 #define BODY_BYTES (5u << 20)
 #define RUNS 9

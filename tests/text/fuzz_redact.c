@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/classify.h"
-#include "broker/redact.h"
-#include "broker/utf8_text.h"
+#include "broker/judge/classify.h"
+#include "broker/judge/redact.h"
+#include "broker/judge/utf8_text.h"
 
 /* No '[' or ']': a secret then cannot straddle an inserted "[REDACTED]". */
 static const char *const secrets[] = {"Fz9-secret-VALUE", "s p a c e", "%41bc", "Q7"};

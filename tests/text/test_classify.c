@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/classify.h"
+#include "broker/judge/classify.h"
 
 #define ARTICLE "Tools decorated with @tool return a ToolResult that carries status and content."
 

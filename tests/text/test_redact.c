@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/redact.h"
-#include "broker/redact_testing.h"
+#include "broker/judge/redact.h"
+#include "broker/judge/redact_testing.h"
 
 static vf_redactor *make(const char *const *secrets, size_t n)
 {

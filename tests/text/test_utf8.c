@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/utf8_text.h"
+#include "broker/judge/utf8_text.h"
 
 #define FFFD "\xef\xbf\xbd"
 

@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/worker_run.h"
-#include "broker/zygote.h"
+#include "broker/spawn/worker_run.h"
+#include "broker/spawn/zygote_client.h"
 #include "ipc/ipc_frame.h"
 
 #define PAGE_BYTES 10240

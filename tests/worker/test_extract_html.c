@@ -4,9 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "charset.h"
-#include "extract.h"
-#include "extract_html.h"
+#include "worker/content/charset.h"
+#include "worker/content/extract.h"
+#include "worker/content/extract_html.h"
 
 static char *render(const char *html, size_t max_out)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_content.h"
+#include "worker/content/json_content.h"
 
 typedef struct {
     vf_json_status st;

@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker/worker_run.h"
-#include "broker/zygote.h"
+#include "broker/spawn/worker_run.h"
+#include "broker/spawn/zygote_client.h"
 #include "harness.h"
 #include "policy/config.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "seccomp_filter.h"
+#include "worker/sandbox/seccomp_filter.h"
 
 #define WAIT_MS 15000
 

@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker/confinement.h"
-#include "broker/worker_run.h"
-#include "broker/zygote.h"
+#include "broker/spawn/confinement.h"
+#include "broker/spawn/worker_run.h"
+#include "broker/spawn/zygote_client.h"
 #include "harness.h"
 
 #define WAIT_MS 15000

@@ -1,4 +1,4 @@
-#include "charset.h"
+#include "worker/content/charset.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "text_buf.h"
+#include "worker/content/text_buf.h"
 
 /* windows-1252 0x80..0x9F; the five holes map to the C1 code point, as WHATWG does. */
 static const uint16_t cp1252_c1[32] = {

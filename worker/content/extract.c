@@ -1,13 +1,13 @@
-#include "extract.h"
+#include "worker/content/extract.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "charset.h"
-#include "extract_html.h"
-#include "json_content.h"
+#include "worker/content/charset.h"
+#include "worker/content/extract_html.h"
+#include "worker/content/json_content.h"
 
 static bool media_is(const char *m, size_t n, const char *want)
 {

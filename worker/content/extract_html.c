@@ -1,4 +1,4 @@
-#include "extract_html.h"
+#include "worker/content/extract_html.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 #include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 
-#include "text_buf.h"
+#include "worker/content/text_buf.h"
 
 typedef struct {
     vf_tbuf out;

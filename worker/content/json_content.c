@@ -1,4 +1,4 @@
-#include "json_content.h"
+#include "worker/content/json_content.h"
 
 #include <stdbool.h>
 #include <stdint.h>

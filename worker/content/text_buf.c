@@ -1,4 +1,4 @@
-#include "text_buf.h"
+#include "worker/content/text_buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "ca_store.h"
+#include "worker/fetch/ca_store.h"
 
 #include <limits.h>
 #include <openssl/err.h>

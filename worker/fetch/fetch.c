@@ -1,5 +1,5 @@
-#include "fetch.h"
-#include "ca_store.h"
+#include "worker/fetch/fetch.h"
+#include "worker/fetch/ca_store.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>

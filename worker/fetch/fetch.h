@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "ipc/ipc_messages.h"
-#include "text_buf.h"
+#include "worker/content/text_buf.h"
 
 /* Total response header bytes accepted (all header lines of the exchange). */
 #define VF_FETCH_MAX_HEADER_BYTES (64u * 1024u)

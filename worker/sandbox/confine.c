@@ -1,5 +1,5 @@
-#include "confine.h"
-#include "sanitizer.h"
+#include "worker/sandbox/confine.h"
+#include "worker/sandbox/sanitizer.h"
 
 #include <errno.h>
 #include <grp.h>

@@ -1,4 +1,4 @@
-#include "landlock.h"
+#include "worker/sandbox/landlock.h"
 
 #include <errno.h>
 #include <stdint.h>

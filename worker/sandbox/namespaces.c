@@ -1,4 +1,4 @@
-#include "namespaces.h"
+#include "worker/sandbox/namespaces.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
 /* The one place that says which syscalls a worker may make after confinement.
  * Started from the set measured for libcurl HTTP+HTTPS (DESIGN.md) and grown
  * only by what a traced worker needed for gzip/br/zstd, libxml2 and jansson. */
-#include "seccomp_filter.h"
+#include "worker/sandbox/seccomp_filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "confine.h"
-#include "sanitizer.h"
+#include "worker/sandbox/confine.h"
+#include "worker/sandbox/sanitizer.h"
 
 /* Allowed with any arguments. Every entry was seen in a traced worker
  * (strace -f over the worker integration tests) unless marked otherwise. */

@@ -1,4 +1,4 @@
-#include "zygote.h"
+#include "worker/sandbox/zygote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,15 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ca_store.h"
-#include "confine.h"
-#include "fetch.h"
+#include "worker/fetch/ca_store.h"
+#include "worker/sandbox/confine.h"
+#include "worker/fetch/fetch.h"
 #include "ipc/ipc_messages.h"
-#include "landlock.h"
-#include "namespaces.h"
-#include "seccomp_filter.h"
+#include "worker/sandbox/landlock.h"
+#include "worker/sandbox/namespaces.h"
+#include "worker/sandbox/seccomp_filter.h"
 #include "worker_job.h"
-#include "zygote_proto.h"
+#include "ipc/zygote_proto.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
