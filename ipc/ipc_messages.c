@@ -222,6 +222,12 @@ static vf_ipc_err check_terr(const char *s, size_t n)
     return VF_IPC_ERR_RANGE;
 }
 
+static vf_ipc_err check_render(uint32_t render)
+{
+    bool both = (render & VF_RENDER_LINKS_NONE) && (render & VF_RENDER_LINKS_LIST);
+    return (render & ~VF_RENDER_ALL) || both ? VF_IPC_ERR_RANGE : VF_IPC_OK;
+}
+
 typedef vf_ipc_err (*text_rule)(const char *s, size_t n);
 
 static vf_ipc_err rule_short(const char *s, size_t n) { return check_text(s, n, VF_IPC_MAX_SHORT); }
@@ -374,10 +380,10 @@ static vf_ipc_err require(uint32_t seen, const char *const *names, size_t n_name
 /* vf_job                                                                     */
 
 enum { J_V, J_URL, J_IP, J_PORT, J_TIMEOUT, J_MAX_BODY, J_CA, J_MODE, J_POINTER,
-       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_COUNT };
+       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_RENDER, J_COUNT };
 static const char *const job_keys[J_COUNT] = {
     "v", "url", "ip", "port", "timeout_ms", "max_body", "ca", "mode", "pointer",
-    "headers", "hook", "ca_preloaded", "bpf", "require",
+    "headers", "hook", "ca_preloaded", "bpf", "require", "render",
 };
 #define JOB_REQUIRED ((1u << J_V) | (1u << J_URL) | (1u << J_IP) | (1u << J_PORT) | \
                       (1u << J_TIMEOUT) | (1u << J_MAX_BODY) | (1u << J_MODE))
@@ -455,6 +461,10 @@ static vf_ipc_err set_job_field(void *out, size_t slot, const msgpack_object *va
         err = take_uint(val, 0, VF_LAYER_ALL, &u);
         job->required_layers = (uint32_t)u;
         return err;
+    case J_RENDER:
+        err = take_uint(val, 0, VF_RENDER_ALL, &u);
+        job->render = (uint32_t)u;
+        return err == VF_IPC_OK && check_render(job->render) != VF_IPC_OK ? VF_IPC_ERR_RANGE : err;
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
@@ -513,10 +523,10 @@ void vf_job_free(vf_job *job)
 /* vf_result                                                                  */
 
 enum { R_V, R_TERR, R_MALFORMED, R_DETAIL, R_STATUS, R_CTYPE, R_LOCATION, R_TEXT,
-       R_BODY_BYTES, R_LAYERS, R_COUNT };
+       R_BODY_BYTES, R_LAYERS, R_META, R_COUNT };
 static const char *const result_keys[R_COUNT] = {
     "v", "terr", "malformed", "detail", "status", "ctype", "location", "text", "body_bytes",
-    "layers",
+    "layers", "meta",
 };
 #define RESULT_REQUIRED ((1u << R_V) | (1u << R_DETAIL) | (1u << R_STATUS) | \
                          (1u << R_TEXT) | (1u << R_BODY_BYTES))
@@ -557,6 +567,8 @@ static vf_ipc_err set_result_field(void *out, size_t slot, const msgpack_object 
         err = take_uint(val, 0, VF_LAYER_ALL, &u);
         res->layers = (uint32_t)u;
         return err;
+    case R_META:
+        return vf_page_meta_unpack(val, &res->meta, NULL);
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
@@ -598,6 +610,7 @@ void vf_result_free(vf_result *res)
     free(res->content_type);
     free(res->location);
     free(res->text);
+    vf_page_meta_destroy(res->meta);
     memset(res, 0, sizeof *res);
 }
 
@@ -698,7 +711,7 @@ static vf_ipc_err check_job(const vf_job *job)
     if ((job->bpf != NULL || job->bpf_len > 0) &&
         (job->bpf == NULL || check_bpf_len(job->bpf_len) != VF_IPC_OK))
         return VF_IPC_ERR_RANGE;
-    if (job->required_layers & ~VF_LAYER_ALL)
+    if (job->required_layers & ~VF_LAYER_ALL || check_render(job->render) != VF_IPC_OK)
         return VF_IPC_ERR_RANGE;
     if (job->n_headers > VF_IPC_MAX_HEADERS || (job->n_headers > 0 && job->headers == NULL))
         return VF_IPC_ERR_RANGE;
@@ -722,7 +735,7 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
 
     uint32_t n_keys = 7 + (job->ca_pem != NULL) + (job->json_pointer != NULL) +
                       (job->n_headers > 0) + (job->test_hook != NULL) + job->ca_preloaded +
-                      (job->bpf != NULL) + (job->required_layers != 0);
+                      (job->bpf != NULL) + (job->required_layers != 0) + (job->render != 0);
     encoder e;
     enc_init(&e);
     enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
@@ -753,6 +766,8 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
         put_bin(&e, "bpf", job->bpf, job->bpf_len);
     if (job->required_layers != 0)
         put_uint(&e, "require", job->required_layers);
+    if (job->render != 0)
+        put_uint(&e, "render", job->render);
     return enc_finish(&e, VF_IPC_MAX_JOB_FRAME, buf, len);
 }
 
@@ -771,7 +786,7 @@ static vf_ipc_err check_result(const vf_result *res)
         return VF_IPC_ERR_RANGE;
     if (res->layers & ~VF_LAYER_ALL)
         return VF_IPC_ERR_RANGE;
-    return VF_IPC_OK;
+    return res->meta != NULL ? vf_page_meta_check(res->meta) : VF_IPC_OK;
 }
 
 vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
@@ -783,7 +798,8 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
         return err;
 
     uint32_t n_keys = 5 + (res->transport_error != NULL) + (res->malformed != NULL) +
-                      (res->content_type != NULL) + (res->location != NULL) + (res->layers != 0);
+                      (res->content_type != NULL) + (res->location != NULL) + (res->layers != 0) +
+                      (res->meta != NULL);
     encoder e;
     enc_init(&e);
     enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
@@ -803,6 +819,11 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
     put_uint(&e, "body_bytes", res->body_bytes);
     if (res->layers != 0)
         put_uint(&e, "layers", res->layers);
+    if (res->meta != NULL) {
+        put_key(&e, "meta");
+        if (vf_page_meta_pack(&e.pk, res->meta) != VF_IPC_OK)
+            e.failed = true;
+    }
     return enc_finish(&e, (size_t)MAX_BODY_LIMIT + VF_IPC_RESULT_OVERHEAD, buf, len);
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ipc/ipc_frame.h"
+#include "ipc/ipc_page_meta.h"
 
 #define VF_IPC_VERSION 1
 
@@ -45,9 +46,17 @@
 
 typedef enum { VF_MODE_RAW = 0, VF_MODE_JSON = 1 } vf_response_mode;
 
+/* How the worker renders an HTML page ("render" in the job; 0 = Markdown of
+ * the main content with inline links). LINKS_NONE and LINKS_LIST exclude each other. */
+#define VF_RENDER_TEXT       (1u << 0)  /* plain text instead of Markdown */
+#define VF_RENDER_PAGE       (1u << 1)  /* the whole pruned page, no main-content pick */
+#define VF_RENDER_LINKS_NONE (1u << 2)  /* link text only */
+#define VF_RENDER_LINKS_LIST (1u << 3)  /* numbered references after the text */
+#define VF_RENDER_ALL        0xFu
+
 /* Broker -> worker: fetch one URL over the fd passed with this frame.
  * Map keys: v, url, ip, port, timeout_ms, max_body, ca, ca_preloaded, mode, pointer,
- * headers, hook, bpf, require. */
+ * headers, hook, bpf, require, render. */
 typedef struct {
     char *url;               /* "v" 1; "url": str, http(s) URL of this hop (required) */
     char *connect_ip;        /* "ip": str, vetted address the passed fd is connected to (required) */
@@ -68,10 +77,11 @@ typedef struct {
     size_t bpf_len;
     uint32_t required_layers;/* "require": uint VF_LAYER_* mask, optional: refuse to fetch
                               * unless all of these were applied */
+    uint32_t render;         /* "render": uint VF_RENDER_* mask, optional (absent = 0) */
 } vf_job;
 
 /* Worker -> broker: what came back. Map keys: v, terr, malformed, detail, status,
- * ctype, location, text, body_bytes, layers. */
+ * ctype, location, text, body_bytes, layers, meta. */
 typedef struct {
     char *transport_error;   /* "terr": str or nil: connect|tls|timeout|too_large|protocol|decode|internal */
     char *malformed;         /* "malformed": str or nil: provider response had the wrong shape */
@@ -84,6 +94,8 @@ typedef struct {
     uint64_t body_bytes;     /* "body_bytes": uint, decoded body size before extraction (required) */
     uint32_t layers;         /* "layers": uint VF_LAYER_* mask, optional (absent = 0): what
                               * confinement the worker applied */
+    vf_page_meta *meta;      /* "meta": map (ipc_page_meta.h), optional: what the worker
+                              * learned about an HTML page; freed by vf_result_free */
 } vf_result;
 
 /* Encode into a malloc'd buffer (caller frees). Returns VF_IPC_OK or VF_IPC_ERR_NOMEM /

@@ -205,6 +205,8 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
         }
         if (ex.ctype_is_plain)
             res.content_type = "text/plain; charset=utf-8";
+        if (ex.has_meta)
+            res.meta = &ex.meta;
     }
     if (detail_override)
         res.detail = (char *)detail_override;
@@ -212,7 +214,7 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
     vf_tbuf_free(&fr->body);
     void *buf = NULL;
     vf_ipc_err e = vf_result_encode(&res, &buf, len);
-    free(ex.text);
+    vf_extracted_free(&ex);
     if (e != VF_IPC_OK) {
         snprintf(why, whylen, "result does not encode: %s", vf_ipc_strerror(e));
         return NULL;

@@ -19,7 +19,7 @@ static void run(vf_response_mode mode, const char *ctype, const uint8_t *data, s
     if (!out.text || out.text_len > MAX_TEXT || out.text[out.text_len] != '\0' ||
         memchr(out.text, '\0', out.text_len) != NULL)
         abort();
-    free(out.text);
+    vf_extracted_free(&out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -12,12 +12,13 @@ build() {
   local name=$1; shift
   clang "${CFLAGS[@]}" "$@" -o "$OUT/$name"
 }
-build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/ipc_frame.c ipc/ipc_messages.c $(pkg-config --cflags --libs msgpack)
+build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/ipc_frame.c ipc/ipc_messages.c ipc/ipc_page_meta.c $(pkg-config --cflags --libs msgpack)
 build fuzz_redact tests/text/fuzz_redact.c broker/judge/redact*.c broker/judge/classify.c broker/judge/utf8_text.c -lpcre2-8
 build fuzz_request tests/fuzz/fuzz_request.c broker/api/request.c $(pkg-config --cflags --libs jansson)
-build fuzz_html tests/fuzz/fuzz_html.c worker/content/extract.c worker/content/extract_html.c worker/content/charset.c \
-  worker/content/json_content.c worker/content/text_buf.c $(pkg-config --cflags --libs libxml-2.0 jansson)
+build fuzz_html tests/fuzz/fuzz_html.c worker/content/*.c ipc/ipc_page_meta.c \
+  $(pkg-config --cflags --libs libxml-2.0 jansson msgpack)
 
+[ -n "${FUZZ_BUILD_ONLY:-}" ] && { echo "fuzz: built"; exit 0; }
 for t in fuzz_ipc_decode fuzz_redact fuzz_request fuzz_html; do
   echo "== $t: ${SECONDS_EACH}s"
   mkdir -p "$OUT/corpus-$t"

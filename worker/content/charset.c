@@ -34,6 +34,18 @@ static const struct {
     {"utf-16be", VF_CS_UTF16BE},
 };
 
+const char *vf_charset_name(vf_charset cs)
+{
+    switch (cs) {
+    case VF_CS_UTF8: return "utf-8";
+    case VF_CS_WINDOWS_1252: return "windows-1252";
+    case VF_CS_UTF16LE: return "utf-16le";
+    case VF_CS_UTF16BE: return "utf-16be";
+    case VF_CS_UNKNOWN: break;
+    }
+    return "utf-8";
+}
+
 static bool is_blank(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';

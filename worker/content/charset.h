@@ -16,6 +16,9 @@ typedef enum {
     VF_CS_UNKNOWN,      /* a label we cannot decode: handled as UTF-8 */
 } vf_charset;
 
+/* The WHATWG name of cs ("utf-8", "windows-1252", ...). */
+const char *vf_charset_name(vf_charset cs);
+
 /* Maps an encoding label (WHATWG-style, case-insensitive, surrounding blanks
  * and quotes ignored) of length n to a charset. */
 vf_charset vf_charset_from_label(const char *label, size_t n);

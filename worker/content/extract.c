@@ -58,6 +58,24 @@ static bool extract_json(const char *pointer, const char *body, size_t len, size
     return true;
 }
 
+static uint64_t code_points(const char *s, size_t n)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* What the whole-page renderer knows: the charset and the size of its text. */
+static bool fill_meta(vf_extracted *out, vf_charset cs)
+{
+    out->meta.charset = strdup(vf_charset_name(cs));
+    out->meta.extract = strdup("page");
+    out->meta.page_chars = out->meta.main_chars = code_points(out->text, out->text_len);
+    out->has_meta = true;
+    return out->meta.charset != NULL && out->meta.extract != NULL;
+}
+
 bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out)
@@ -88,5 +106,15 @@ bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status
     }
     out->text = vf_html_to_text(utf8, utf8_len, max_text, &out->text_len);
     free(utf8);
-    return out->text != NULL;
+    if (out->text == NULL)
+        return false;
+    return fill_meta(out, cs);
+}
+
+void vf_extracted_free(vf_extracted *ex)
+{
+    free(ex->text);
+    vf_page_meta_clear(&ex->meta);
+    ex->text = NULL;
+    ex->has_meta = false;
 }

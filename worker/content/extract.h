@@ -20,11 +20,16 @@ typedef struct {
     bool malformed;       /* JSON mode: the response had the wrong shape */
     bool ctype_is_plain;  /* JSON mode success: report text/plain; charset=utf-8 */
     char detail[VF_IPC_MAX_DETAIL];
+    bool has_meta;        /* HTML: meta below is filled (free with vf_extracted_free) */
+    vf_page_meta meta;
 } vf_extracted;
 
 /* Returns false only when out of memory. */
 bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out);
+
+/* Frees text and meta. */
+void vf_extracted_free(vf_extracted *ex);
 
 #endif
