@@ -191,9 +191,10 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
     if (fr->terr) {
         res.transport_error = (char *)fr->terr;
     } else {
-        if (!vf_extract(job->mode, job->json_pointer, fr->status, fr->content_type,
-                        fr->body.data ? fr->body.data : "", fr->body.len,
-                        (size_t)job->max_body, &ex)) {
+        vf_extract_opts xo = { .render = job->render, .page_url = job->url };
+        if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,
+                             fr->body.data ? fr->body.data : "", fr->body.len,
+                             (size_t)job->max_body, &ex)) {
             snprintf(why, whylen, "out of memory during extraction");
             return NULL;
         }

@@ -97,10 +97,67 @@ static int take_max_attempts(json_t *v, vf_lookup_request *out, vf_request_error
     return 0;
 }
 
+/* One of a few words, mapped to VF_RENDER_* bits. */
+static int take_choice(json_t *v, const char *field, const char *const *words,
+                       const uint32_t *bits, vf_lookup_request *out, vf_request_error *err)
+{
+    char msg[160];
+    size_t o = (size_t)snprintf(msg, sizeof msg, "must be one of");
+    for (size_t i = 0; words[i]; i++)
+        o += (size_t)snprintf(msg + o, sizeof msg - o, "%s \"%s\"", i ? "," : "", words[i]);
+    if (!json_is_string(v))
+        return fail(err, field, msg);
+    for (size_t i = 0; words[i]; i++) {
+        if (strcmp(json_string_value(v), words[i]) == 0) {
+            out->render |= bits[i];
+            return 0;
+        }
+    }
+    return fail(err, field, msg);
+}
+
+static int take_count(json_t *v, const char *field, json_int_t min, json_int_t max, size_t *out,
+                      vf_request_error *err)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "must be an integer between %lld and %lld", (long long)min,
+             (long long)max);
+    if (!json_is_integer(v))
+        return fail(err, field, msg);
+    json_int_t n = json_integer_value(v);
+    if (n < min || n > max)
+        return fail(err, field, msg);
+    *out = (size_t)n;
+    return 0;
+}
+
+static int take_render_field(const char *key, json_t *v, vf_lookup_request *out,
+                             vf_request_error *err)
+{
+    static const char *const formats[] = { "markdown", "text", NULL };
+    static const uint32_t format_bits[] = { 0, VF_RENDER_TEXT };
+    static const char *const extracts[] = { "main", "page", NULL };
+    static const uint32_t extract_bits[] = { 0, VF_RENDER_PAGE };
+    static const char *const links[] = { "inline", "none", "list", NULL };
+    static const uint32_t link_bits[] = { 0, VF_RENDER_LINKS_NONE, VF_RENDER_LINKS_LIST };
+    if (strcmp(key, "format") == 0)
+        return take_choice(v, key, formats, format_bits, out, err);
+    if (strcmp(key, "extract") == 0)
+        return take_choice(v, key, extracts, extract_bits, out, err);
+    if (strcmp(key, "links") == 0)
+        return take_choice(v, key, links, link_bits, out, err);
+    if (strcmp(key, "max_chars") == 0)
+        return take_count(v, key, 1, VF_MAX_MAX_CHARS, &out->max_chars, err);
+    if (strcmp(key, "start_index") == 0)
+        return take_count(v, key, 0, VF_MAX_START_INDEX, &out->start_index, err);
+    return 1;
+}
+
 int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_request_error *err)
 {
     memset(out, 0, sizeof *out);
     out->min_chars = VF_DEFAULT_MIN_CHARS;
+    out->max_chars = VF_DEFAULT_MAX_CHARS;
 
     if (len > VF_MAX_REQUEST_BODY)
         return fail(err, "", "request body is larger than 64 KiB");
@@ -128,7 +185,7 @@ int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_re
             rc = take_min_chars(value, out, err);
         else if (strcmp(key, "max_attempts") == 0)
             rc = take_max_attempts(value, out, err);
-        else {
+        else if ((rc = take_render_field(key, value, out, err)) > 0) {
             snprintf(err->field, sizeof err->field, "%.64s", key);
             snprintf(err->message, sizeof err->message, "unknown field '%.64s'", key);
             rc = -1;

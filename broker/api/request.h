@@ -4,11 +4,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VF_MAX_REQUEST_BODY   (64u * 1024u)
 #define VF_MAX_MUST_CONTAIN   1024u
 #define VF_DEFAULT_MIN_CHARS  40u
 #define VF_MAX_MIN_CHARS      1000000u
+#define VF_DEFAULT_MAX_CHARS  20000u
+#define VF_MAX_MAX_CHARS      1000000u
+#define VF_MAX_START_INDEX    1000000000u
 
 typedef struct {
     char *url;
@@ -16,6 +20,9 @@ typedef struct {
     unsigned min_chars;
     bool has_max_attempts;   /* absent = the tenant ceiling */
     int max_attempts;        /* as given; clamped by the lookup */
+    uint32_t render;         /* VF_RENDER_* from "format", "extract", "links" */
+    size_t max_chars;        /* characters per page of text (pagination) */
+    size_t start_index;      /* first character of this page */
 } vf_lookup_request;
 
 typedef struct {

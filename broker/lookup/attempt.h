@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "broker/judge/classify.h"
+#include "ipc/ipc_page_meta.h"
 
 #define VF_DETAIL_MAX 512
 
@@ -28,6 +29,7 @@ typedef struct {
     char *final_url;             /* URL of the last hop, malloc'd or NULL */
     const char *denied_rule;     /* egress rule that refused a hop (static), or NULL */
     unsigned redirects;
+    vf_page_meta *meta;          /* what the worker read from an HTML page, or NULL */
 } vf_fetch_outcome;
 
 void vf_fetch_outcome_free(vf_fetch_outcome *f);

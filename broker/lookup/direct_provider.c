@@ -66,7 +66,8 @@ static int hop_target_read(CURLU *u, hop_target *h)
 /* One hop: connect under policy, hand the socket to a fresh worker. Returns 0
  * with res filled, or -1 with out forced to the failure. */
 static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const hop_target *h,
-                     unsigned hop, int64_t deadline_ms, vf_result *res, vf_fetch_outcome *out)
+                     unsigned hop, uint32_t render, int64_t deadline_ms, vf_result *res,
+                     vf_fetch_outcome *out)
 {
     char prefix[48] = "";
     if (hop > 0)
@@ -92,6 +93,7 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
         .ca_pem = tls ? b->cfg->ca_pem : NULL,
         .ca_pem_len = tls ? b->cfg->ca_pem_len : 0,
         .mode = VF_MODE_RAW,
+        .render = render,
     };
     if (!vf_worker_slot_take(&b->rt->worker_slots, deadline_ms)) {
         close(c.fd);
@@ -135,12 +137,14 @@ static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
         out->content_type = strdup(res->content_type);
     out->text = vf_utf8_sanitize((const char *)res->text, res->text_len, &out->text_len);
     out->final_url = strdup(url);
+    out->meta = res->meta; /* the page's metadata travels on to the receipt */
+    res->meta = NULL;
     if (!out->text)
         force(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "%s%s", "broker out of memory", "");
 }
 
 void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
-                     const char *url, int64_t deadline_ms, vf_fetch_outcome *out)
+                     const char *url, uint32_t render, int64_t deadline_ms, vf_fetch_outcome *out)
 {
     memset(out, 0, sizeof *out);
     CURLU *u = curl_url();
@@ -167,7 +171,7 @@ void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
             break;
         }
         vf_result res;
-        if (fetch_hop(b, tenant, &h, hop, deadline_ms, &res, out) != 0) {
+        if (fetch_hop(b, tenant, &h, hop, render, deadline_ms, &res, out) != 0) {
             hop_target_free(&h);
             break;
         }

@@ -11,7 +11,8 @@
 
 #define VF_MAX_REDIRECTS 5
 
+/* render: VF_RENDER_* for the worker's HTML rendering. */
 void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
-                     const char *url, int64_t deadline_ms, vf_fetch_outcome *out);
+                     const char *url, uint32_t render, int64_t deadline_ms, vf_fetch_outcome *out);
 
 #endif

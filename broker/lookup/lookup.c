@@ -23,15 +23,15 @@ unsigned vf_clamp_attempts(bool given, int requested, unsigned ceiling)
 }
 
 static void run_provider(const vf_broker *b, const vf_tenant_config *t, const vf_provider_config *p,
-                         const char *url, vf_fetch_outcome *out)
+                         const vf_lookup_request *req, vf_fetch_outcome *out)
 {
     int64_t deadline = vf_now_ms() + t->timeout_ms;
     switch (p->kind) {
     case VF_PROVIDER_DIRECT:
-        vf_direct_fetch(b, t, url, deadline, out);
+        vf_direct_fetch(b, t, req->url, req->render, deadline, out);
         return;
     case VF_PROVIDER_HTTP_API:
-        vf_keyed_fetch(b, t, p, url, deadline, out);
+        vf_keyed_fetch(b, t, p, req->url, deadline, out);
         return;
     }
     memset(out, 0, sizeof *out);
@@ -95,7 +95,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
         rec->provider = p->name;
         int64_t started = vf_now_ms();
         vf_fetch_outcome f;
-        run_provider(b, t, p, req->url, &f);
+        run_provider(b, t, p, req, &f);
         bool ok = judge(b, req, &f, rec, &run->chars);
         int64_t now = vf_now_ms();
         if (order->has_tickets)

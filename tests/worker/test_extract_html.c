@@ -40,7 +40,8 @@ Test(extract_html, whitespace_collapses_and_blocks_break_lines)
                      "<ul><li>x</li><li>y</li></ul>in<b>line</b> <i>words</i>"
                      "<table><tr><td>c1</td><td>c2</td></tr></table>a<br>b</body>",
                      4096);
-    cr_assert_str_eq(t, "Title\none two three\nx\ny\ninline words\nc1 c2\na\nb");
+    cr_assert_str_eq(t, "Title\n\none two three\n\n\xe2\x80\xa2 x\n\xe2\x80\xa2 y\n\ninline words\n\n"
+                        "c1\tc2\n\na\nb");
     free(t);
 }
 
@@ -49,10 +50,10 @@ Test(extract_html, whitespace_collapses_and_blocks_break_lines)
 Test(extract_html, single_spaces_and_other_gaps_collapse_alike)
 {
     char *t = render("<p>a b c  d\te\xc2\xa0" "f \n g </p><p>h i</p> j", 4096);
-    cr_assert_str_eq(t, "a b c d e f g\nh i\nj");
+    cr_assert_str_eq(t, "a b c d e f g\n\nh i\n\nj");
     free(t);
     t = render("<pre>x y  z\nw v</pre>", 4096);
-    cr_assert_str_eq(t, "x y z\nw v");
+    cr_assert_str_eq(t, "x y  z\nw v"); /* pre keeps its blanks */
     free(t);
     /* The cap falls inside a space-joined block exactly where it would have. */
     t = render("<p>ab cd ef</p>", 5);

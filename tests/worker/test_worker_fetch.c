@@ -65,7 +65,11 @@ Test(worker_fetch, html_page_is_fetched_and_rendered)
     cr_assert_null(r.res.transport_error, "terr %s: %s", r.res.transport_error, r.res.detail);
     cr_assert_eq(r.res.http_status, 200);
     cr_assert_str_eq(r.res.content_type, "text/html; charset=utf-8");
-    cr_assert_str_eq((char *)r.res.text, "Doc\nHello & welcome\nsecond line");
+    cr_assert_str_eq((char *)r.res.text, "Hello & welcome\n\nsecond line");
+    cr_assert_not_null(r.res.meta);
+    cr_assert_str_eq(r.res.meta->title, "Doc");
+    cr_assert_str_eq(r.res.meta->charset, "utf-8");
+    cr_assert_str_eq(r.res.meta->extract, "page"); /* too short to convince as an article */
     cr_assert_eq(r.res.body_bytes, strlen(body));
     /* What the origin saw: one HTTP/1.1 GET, our header, all decoders offered. */
     cr_assert_eq(o.accepted, 1);
@@ -238,7 +242,7 @@ Test(worker_fetch, large_gzip_html_page)
     expect_clean_exit(&r);
     cr_assert_null(r.res.transport_error, "%s", r.res.detail);
     cr_assert_eq(r.res.body_bytes, hlen);
-    const char *line = "paragraph of ordinary page text\n";
+    const char *line = "paragraph of ordinary page text\n\n";
     cr_assert_eq(r.res.text_len, strlen(line) * count + strlen("the very end"));
     cr_assert_str_eq((char *)r.res.text + r.res.text_len - 12, "the very end");
     worker_run_free(&r);

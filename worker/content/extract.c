@@ -58,27 +58,25 @@ static bool extract_json(const char *pointer, const char *body, size_t len, size
     return true;
 }
 
-static uint64_t code_points(const char *s, size_t n)
-{
-    uint64_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return k;
-}
-
-/* What the whole-page renderer knows: the charset and the size of its text. */
-static bool fill_meta(vf_extracted *out, vf_charset cs)
-{
-    out->meta.charset = strdup(vf_charset_name(cs));
-    out->meta.extract = strdup("page");
-    out->meta.page_chars = out->meta.main_chars = code_points(out->text, out->text_len);
-    out->has_meta = true;
-    return out->meta.charset != NULL && out->meta.extract != NULL;
-}
-
 bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out)
+{
+    static const vf_extract_opts defaults = { 0, NULL };
+    return vf_extract_with(&defaults, mode, json_pointer, http_status, content_type, body, len,
+                           max_text, out);
+}
+
+static vf_links_style links_of(uint32_t render)
+{
+    if (render & VF_RENDER_LINKS_NONE)
+        return VF_LINKS_NONE;
+    return (render & VF_RENDER_LINKS_LIST) ? VF_LINKS_LIST : VF_LINKS_INLINE;
+}
+
+bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const char *json_pointer,
+                     int http_status, const char *content_type, const char *body, size_t len,
+                     size_t max_text, vf_extracted *out)
 {
     memset(out, 0, sizeof *out);
     /* JSON mode judges a provider's answer; an HTTP error from the provider
@@ -104,11 +102,15 @@ bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status
         out->text_len = utf8_len;
         return true;
     }
-    out->text = vf_html_to_text(utf8, utf8_len, max_text, &out->text_len);
+    vf_html_opts ho = { .markdown = !(opts->render & VF_RENDER_TEXT),
+                        .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
+                        .links = links_of(opts->render), .page_url = opts->page_url,
+                        .max_out = max_text };
+    out->has_meta = true;
+    out->text = vf_html_extract(utf8, utf8_len, &ho, &out->meta, &out->text_len);
     free(utf8);
-    if (out->text == NULL)
-        return false;
-    return fill_meta(out, cs);
+    out->meta.charset = strdup(vf_charset_name(cs));
+    return out->text != NULL && out->meta.charset != NULL;
 }
 
 void vf_extracted_free(vf_extracted *ex)

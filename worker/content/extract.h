@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ipc/ipc_messages.h"
 
@@ -24,7 +25,19 @@ typedef struct {
     vf_page_meta meta;
 } vf_extracted;
 
+/* How an HTML page is rendered: VF_RENDER_* bits of the job, and the URL
+ * its links resolve against (NULL keeps them as written). */
+typedef struct {
+    uint32_t render;
+    const char *page_url;
+} vf_extract_opts;
+
 /* Returns false only when out of memory. */
+bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const char *json_pointer,
+                     int http_status, const char *content_type, const char *body, size_t len,
+                     size_t max_text, vf_extracted *out);
+
+/* vf_extract_with default options: Markdown of the main content, links as written. */
 bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out);

@@ -1,23 +1,33 @@
-/* HTML -> readable text with libxml2's SAX HTML parser: no tree is built, so a
- * deeply nested page costs neither stack nor a DOM's worth of memory. */
+/* HTML page -> the text the model reads: parse (html_dom), read metadata
+ * (html_meta), prune what a reader never sees (prune), pick the main
+ * content (main_content) unless the page is asked for or nothing convinces,
+ * render Markdown or text (render). */
 #ifndef VERIFETCH_WORKER_EXTRACT_HTML_H
 #define VERIFETCH_WORKER_EXTRACT_HTML_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* Elements nested deeper than this are parsed no further: the text gathered so
- * far is returned. Bounds libxml2's open-element stack and the cost of its
- * end-tag searches through it. */
-#define VF_HTML_MAX_DEPTH 1024
-/* Parsing stops once the sum of the open-element depth over all parse errors
- * passes this (about 0.1 s of libxml2's stack searches on this machine). */
-#define VF_HTML_ERROR_BUDGET 50000000ull
+#include "ipc/ipc_page_meta.h"
+#include "worker/content/html_dom.h"
+#include "worker/content/render.h"
 
-/* utf8 must be valid UTF-8 without NUL (vf_to_utf8 output), so libxml2 never
- * switches encodings or reaches iconv. script/style/noscript/template are
- * dropped, block elements end lines, whitespace runs collapse to one space,
- * entities are decoded. Returns malloc'd NUL-terminated text of at most max_out
- * bytes, or NULL when out of memory. */
+typedef struct {
+    bool markdown;
+    bool whole_page;        /* skip the main-content pick */
+    vf_links_style links;
+    const char *page_url;   /* links resolve against it (and <base href>); may be NULL */
+    size_t max_out;
+} vf_html_opts;
+
+/* utf8 must be valid UTF-8 without NUL (vf_to_utf8 output). Returns malloc'd
+ * NUL-terminated text of at most o->max_out bytes, or NULL when out of
+ * memory. meta (may be NULL) gets title, lang, ..., extract, page_chars,
+ * main_chars and password_field; charset is the caller's. */
+char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_page_meta *meta,
+                      size_t *out_len);
+
+/* The whole pruned page as plain text, links as text. */
 char *vf_html_to_text(const char *utf8, size_t len, size_t max_out, size_t *out_len);
 
 #endif

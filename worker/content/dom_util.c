@@ -1,0 +1,98 @@
+#include "worker/content/dom_util.h"
+
+#include <string.h>
+#include <strings.h>
+
+const char *vf_dom_attr(const xmlNode *el, const char *name)
+{
+    if (el->type != XML_ELEMENT_NODE)
+        return NULL;
+    for (const xmlAttr *a = el->properties; a; a = a->next) {
+        if (a->name && strcasecmp((const char *)a->name, name) == 0) {
+            const xmlNode *t = a->children;
+            return t && t->content ? (const char *)t->content : "";
+        }
+    }
+    return NULL;
+}
+
+bool vf_dom_attr_is(const xmlNode *el, const char *name, const char *want)
+{
+    const char *v = vf_dom_attr(el, name);
+    if (!v)
+        return false;
+    while (*v == ' ' || *v == '\t' || *v == '\n')
+        v++;
+    size_t n = strlen(want);
+    if (strncasecmp(v, want, n) != 0)
+        return false;
+    for (v += n; *v; v++)
+        if (*v != ' ' && *v != '\t' && *v != '\n')
+            return false;
+    return true;
+}
+
+xmlNode *vf_dom_next(xmlNode *n, const xmlNode *root, bool skip_children)
+{
+    if (!skip_children && n->children && n->type == XML_ELEMENT_NODE)
+        return n->children;
+    while (n && n != root) {
+        if (n->next)
+            return n->next;
+        n = n->parent;
+    }
+    return NULL;
+}
+
+static bool is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+size_t vf_dom_text_len(const xmlNode *root)
+{
+    size_t k = 0;
+    bool space = true;
+    for (xmlNode *n = (xmlNode *)root; n; n = vf_dom_next(n, root, false)) {
+        if (n->type != XML_TEXT_NODE || !n->content)
+            continue;
+        for (const unsigned char *p = n->content; *p; p++) {
+            if (is_space(*p)) {
+                if (!space)
+                    k++;
+                space = true;
+            } else if ((*p & 0xC0) != 0x80) {
+                k++;
+                space = false;
+            }
+        }
+    }
+    return k;
+}
+
+void vf_dom_class_id(const xmlNode *el, char *buf, size_t len)
+{
+    const char *c = vf_dom_attr(el, "class");
+    const char *i = vf_dom_attr(el, "id");
+    size_t o = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *s = pass == 0 ? c : i;
+        if (!s)
+            continue;
+        for (; *s && o + 2 < len; s++)
+            buf[o++] = (*s >= 'A' && *s <= 'Z') ? (char)(*s + 32) : *s;
+        if (o + 1 < len)
+            buf[o++] = ' ';
+    }
+    buf[o < len ? o : len - 1] = '\0';
+}
+
+bool vf_dom_hint_any(const char *soup, const char *const *words)
+{
+    if (!soup[0])
+        return false;
+    for (; *words; words++)
+        if (strstr(soup, *words))
+            return true;
+    return false;
+}

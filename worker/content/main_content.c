@@ -1,0 +1,546 @@
+#include "worker/content/main_content.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/content/dom_util.h"
+#include "worker/content/tag_class.h"
+
+struct vf_node_stats {
+    uint32_t text;      /* collapsed code points under the element */
+    uint32_t link;      /* of which inside <a> */
+    uint32_t commas;    /* commas and CJK clause marks */
+    uint32_t phrasing;  /* code points of its own inline run (text not inside a block child) */
+    uint32_t phr_commas;
+    uint16_t p, img, li, input;
+    float score;
+    uint8_t flags;
+};
+
+enum { F_CANDIDATE = 1, F_UNLIKELY = 2, F_CLEANED = 4, F_HAS_BLOCK = 8 };
+enum { WEIGH_CLASSES = 1, STRIP_UNLIKELY = 2, CLEAN = 4 };
+
+/* class/id words that pull a block toward or away from being the content. */
+static const char *const positive_hints[] = {
+    "article", "body", "content", "entry", "hentry", "main", "page", "post", "text", "blog",
+    "story", "prose", "markdown", NULL,
+};
+static const char *const negative_hints[] = {
+    "hidden", "banner", "combx", "comment", "com-", "contact", "foot", "footnote", "masthead",
+    "media", "meta", "outbrain", "taboola", "promo", "related", "scroll", "share", "social",
+    "shoutbox", "sidebar", "skyscraper", "sponsor", "shopping", "tags", "tool", "widget",
+    "newsletter", "subscribe", "recommend", "byline", "author", "breadcrumb", "nav", "menu",
+    NULL,
+};
+/* Blocks so named are set aside on the first attempt, unless they also look like content. */
+static const char *const unlikely_hints[] = {
+    "-ad-", "ad-break", "agegate", "banner", "breadcrumb", "combx", "comment", "community",
+    "cover-wrap", "disqus", "extra", "footer", "gdpr", "header", "legends", "menu", "related",
+    "remark", "replies", "rss", "shoutbox", "sidebar", "skyscraper", "social", "sponsor",
+    "supplemental", "pagination", "pager", "popup", "newsletter", "share", "recirc", NULL,
+};
+static const char *const maybe_hints[] = {
+    "and", "article", "body", "column", "content", "main", "shadow", NULL,
+};
+
+typedef struct {
+    struct vf_node_stats *stats;
+    size_t n, cap;
+} collect_ctx;
+
+static struct vf_node_stats *st_of(const xmlNode *n)
+{
+    return n && n->type == XML_ELEMENT_NODE ? n->_private : NULL;
+}
+
+static bool is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+static void count_text(const unsigned char *p, uint32_t *chars, uint32_t *commas)
+{
+    bool space = true;
+    uint32_t k = 0, c = 0;
+    for (; *p; p++) {
+        if (is_space(*p)) {
+            if (!space)
+                k++;
+            space = true;
+            continue;
+        }
+        space = false;
+        if ((*p & 0xC0) != 0x80)
+            k++;
+        if (*p == ',')
+            c++;
+        else if (p[0] == 0xEF && p[1] == 0xBC && p[2] == 0x8C) /* U+FF0C fullwidth comma */
+            c++;
+        else if (p[0] == 0xE3 && p[1] == 0x80 && (p[2] == 0x81 || p[2] == 0x82)) /* 、。 */
+            c++;
+    }
+    if (space && k > 0)
+        k--; /* the trailing blank */
+    *chars += k + (k > 0); /* one separator toward the next run */
+    *commas += c;
+}
+
+static size_t count_elements(xmlNode *root)
+{
+    size_t k = 0;
+    for (xmlNode *n = root; n; n = vf_dom_next(n, root, false))
+        k += n->type == XML_ELEMENT_NODE;
+    return k;
+}
+
+static void collect(xmlNode *el, bool in_link, collect_ctx *c)
+{
+    if (c->n >= c->cap)
+        return;
+    struct vf_node_stats *st = &c->stats[c->n++];
+    el->_private = st;
+    vf_tag_info t = vf_dom_tag(el);
+    bool link = in_link || t.id == VF_T_A;
+    for (xmlNode *ch = el->children; ch; ch = ch->next) {
+        if (ch->type == XML_TEXT_NODE && ch->content) {
+            uint32_t k = 0, cm = 0;
+            count_text(ch->content, &k, &cm);
+            st->text += k;
+            st->commas += cm;
+            st->phrasing += k;
+            st->phr_commas += cm;
+            if (link)
+                st->link += k;
+        } else if (ch->type == XML_ELEMENT_NODE) {
+            collect(ch, link, c);
+            struct vf_node_stats *cs = st_of(ch);
+            if (!cs)
+                continue;
+            st->text += cs->text;
+            st->link += cs->link;
+            st->commas += cs->commas;
+            st->p += cs->p;
+            st->img += cs->img;
+            st->li += cs->li;
+            st->input += cs->input;
+            vf_tag_info ct = vf_dom_tag(ch);
+            if ((ct.flags & VF_TAG_BLOCK) || (cs->flags & F_HAS_BLOCK)) {
+                st->flags |= F_HAS_BLOCK;
+            } else {
+                st->phrasing += cs->text;
+                st->phr_commas += cs->commas;
+            }
+        }
+    }
+    if (t.id == VF_T_P)
+        st->p++;
+    else if (t.id == VF_T_IMG)
+        st->img++;
+    else if (t.id == VF_T_LI)
+        st->li++;
+    else if (t.id == VF_T_INPUT || t.id == VF_T_TEXTAREA)
+        st->input++;
+}
+
+static float class_weight(const xmlNode *el)
+{
+    float w = 0;
+    const char *names[2] = { "class", "id" };
+    for (int i = 0; i < 2; i++) {
+        const char *v = vf_dom_attr(el, names[i]);
+        if (!v || !v[0])
+            continue;
+        char soup[256];
+        size_t o = 0;
+        for (; *v && o + 1 < sizeof soup; v++)
+            soup[o++] = (*v >= 'A' && *v <= 'Z') ? (char)(*v + 32) : *v;
+        soup[o] = '\0';
+        if (vf_dom_hint_any(soup, negative_hints))
+            w -= 25;
+        if (vf_dom_hint_any(soup, positive_hints))
+            w += 25;
+    }
+    return w;
+}
+
+static bool is_article_body(const xmlNode *el)
+{
+    const char *ip = vf_dom_attr(el, "itemprop");
+    return ip && strstr(ip, "articleBody") != NULL;
+}
+
+static void init_candidate(xmlNode *el, int flags)
+{
+    struct vf_node_stats *st = st_of(el);
+    if (!st || (st->flags & F_CANDIDATE))
+        return;
+    st->flags |= F_CANDIDATE;
+    vf_tag_info t = vf_dom_tag(el);
+    float s = 0;
+    switch (t.id) {
+    case VF_T_DIV: s = 5; break;
+    case VF_T_ARTICLE: s = 10; break;
+    case VF_T_MAIN: s = 5; break;
+    case VF_T_PRE: case VF_T_TD: case VF_T_BLOCKQUOTE: s = 3; break;
+    case VF_T_ADDRESS: case VF_T_OL: case VF_T_UL: case VF_T_DL: case VF_T_DD: case VF_T_DT:
+    case VF_T_LI: case VF_T_FORM: s = -3; break;
+    case VF_T_H1: case VF_T_H2: case VF_T_H3: case VF_T_H4: case VF_T_H5: case VF_T_H6:
+    case VF_T_TH: s = -5; break;
+    default: break;
+    }
+    if (is_article_body(el))
+        s += 15;
+    if (flags & WEIGH_CLASSES)
+        s += class_weight(el);
+    st->score = s;
+}
+
+static float link_density(const struct vf_node_stats *st)
+{
+    return st->text ? (float)st->link / (float)st->text : 0.0f;
+}
+
+static bool is_unlikely(const xmlNode *el)
+{
+    vf_tag_info t = vf_dom_tag(el);
+    if (t.id == VF_T_BODY || t.id == VF_T_HTML || t.id == VF_T_A || t.id == VF_T_ARTICLE ||
+        t.id == VF_T_MAIN || t.id == VF_T_TABLE || t.id == VF_T_TBODY || t.id == VF_T_TR ||
+        t.id == VF_T_TD || t.id == VF_T_TH || t.id == VF_T_P || is_article_body(el))
+        return false;
+    char soup[256];
+    vf_dom_class_id(el, soup, sizeof soup);
+    return vf_dom_hint_any(soup, unlikely_hints) && !vf_dom_hint_any(soup, maybe_hints);
+}
+
+/* One paragraph's vote: its container gets it whole, the next ancestor
+ * half, the ones above a third per level, five levels up. */
+static void vote(xmlNode *container, uint32_t chars, uint32_t commas, int flags)
+{
+    float score = 1.0f + (float)commas + (float)(chars / 100 < 3 ? chars / 100 : 3);
+    int level = 0;
+    for (xmlNode *a = container; a && a->type == XML_ELEMENT_NODE && level < 5;
+         a = a->parent, level++) {
+        vf_tag_info t = vf_dom_tag(a);
+        if (t.id == VF_T_HTML)
+            break;
+        init_candidate(a, flags);
+        float div = level == 0 ? 1.0f : level == 1 ? 2.0f : (float)level * 3.0f;
+        st_of(a)->score += score / div;
+    }
+}
+
+static void score_all(xmlNode *body, int flags)
+{
+    xmlNode *n = body;
+    while (n) {
+        struct vf_node_stats *st = st_of(n);
+        if (!st) {
+            n = vf_dom_next(n, body, false);
+            continue;
+        }
+        if ((flags & STRIP_UNLIKELY) && n != body && is_unlikely(n)) {
+            st->flags |= F_UNLIKELY;
+            n = vf_dom_next(n, body, true);
+            continue;
+        }
+        vf_tag_info t = vf_dom_tag(n);
+        bool para = t.id == VF_T_P || t.id == VF_T_PRE || t.id == VF_T_TD;
+        bool inline_div = (t.id == VF_T_DIV || t.id == VF_T_SECTION || t.id == VF_T_OTHER) &&
+                          !(st->flags & F_HAS_BLOCK);
+        if ((para || inline_div) && st->text >= 25 && n->parent && n != body) {
+            vote(n->parent, st->text, st->commas, flags);
+        } else if ((t.flags & VF_TAG_BLOCK) && (st->flags & F_HAS_BLOCK) && st->phrasing >= 25 &&
+                   t.id != VF_T_LI) {
+            vote(n, st->phrasing, st->phr_commas, flags); /* text runs between its blocks */
+        }
+        /* A paragraph's inside is not scored again. */
+        n = vf_dom_next(n, body, para || inline_div);
+    }
+}
+
+static bool skipped_flag(const xmlNode *el, int mask)
+{
+    struct vf_node_stats *st = st_of(el);
+    return st && (st->flags & mask);
+}
+
+static size_t kept_text(xmlNode *root)
+{
+    size_t k = 0;
+    xmlNode *n = root;
+    while (n) {
+        if (n->type == XML_ELEMENT_NODE && n != root && skipped_flag(n, F_UNLIKELY | F_CLEANED)) {
+            n = vf_dom_next(n, root, true);
+            continue;
+        }
+        if (n->type == XML_TEXT_NODE && n->content) {
+            uint32_t c = 0, cm = 0;
+            count_text(n->content, &c, &cm);
+            k += c;
+        }
+        n = vf_dom_next(n, root, false);
+    }
+    return k;
+}
+
+static bool is_list(vf_tag_info t)
+{
+    return t.id == VF_T_UL || t.id == VF_T_OL;
+}
+
+/* Readability-style conditional cleaning of one block inside the pick. */
+static bool should_clean(xmlNode *el, int flags)
+{
+    vf_tag_info t = vf_dom_tag(el);
+    struct vf_node_stats *st = st_of(el);
+    if (!st)
+        return false;
+    bool heading = (t.flags & VF_TAG_HEADING) != 0;
+    if (heading)
+        return (flags & WEIGH_CLASSES) && (class_weight(el) < 0 || link_density(st) > 0.33f);
+    if (!(t.id == VF_T_DIV || t.id == VF_T_SECTION || t.id == VF_T_UL || t.id == VF_T_OL ||
+          t.id == VF_T_TABLE || t.id == VF_T_DL || t.id == VF_T_OTHER || t.id == VF_T_FIGURE))
+        return false;
+    float weight = (flags & WEIGH_CLASSES) ? class_weight(el) : 0;
+    float cscore = (st->flags & F_CANDIDATE) ? st->score : 0;
+    if (weight + cscore < 0)
+        return true;
+    if (st->commas >= 10)
+        return false;
+    float ld = link_density(st);
+    float p = st->p, img = st->img, li = st->li, input = st->input;
+    bool list = is_list(t);
+    if (t.id == VF_T_FIGURE)
+        return ld > 0.5f;
+    if (img > 1 && p / img < 0.5f)
+        return true;
+    if (!list && li > p + 1 && ld > 0.2f)
+        return true;
+    if (input > p / 3)
+        return true;
+    if (!list && st->text < 25 && (img == 0 || img > 2) && t.id != VF_T_TABLE)
+        return true;
+    if (weight < 25 && ld > 0.2f)
+        return true;
+    if (weight >= 25 && ld > 0.5f)
+        return true;
+    return false;
+}
+
+static void clean_part(xmlNode *part, int flags)
+{
+    xmlNode *n = part->children ? part->children : NULL;
+    while (n) {
+        if (n->type != XML_ELEMENT_NODE) {
+            n = vf_dom_next(n, part, true);
+            continue;
+        }
+        if (skipped_flag(n, F_UNLIKELY)) {
+            n = vf_dom_next(n, part, true);
+            continue;
+        }
+        if (should_clean(n, flags)) {
+            st_of(n)->flags |= F_CLEANED;
+            n = vf_dom_next(n, part, true);
+            continue;
+        }
+        n = vf_dom_next(n, part, false);
+    }
+}
+
+static bool same_class(const xmlNode *a, const xmlNode *b)
+{
+    const char *ca = vf_dom_attr(a, "class"), *cb = vf_dom_attr(b, "class");
+    return ca && cb && ca[0] && strcmp(ca, cb) == 0;
+}
+
+static bool ends_sentence(const xmlNode *el)
+{
+    /* Last non-blank byte of the last text under el. */
+    const xmlNode *last = NULL;
+    for (xmlNode *n = (xmlNode *)el; n; n = vf_dom_next(n, el, false))
+        if (n->type == XML_TEXT_NODE && n->content && n->content[0])
+            last = n;
+    if (!last)
+        return false;
+    size_t len = strlen((const char *)last->content);
+    while (len > 0 && is_space(last->content[len - 1]))
+        len--;
+    return len > 0 && (last->content[len - 1] == '.' || last->content[len - 1] == 0x82);
+}
+
+static xmlNode *top_candidate(xmlNode *body)
+{
+    xmlNode *top = NULL;
+    float best = 0;
+    for (xmlNode *n = body; n; n = vf_dom_next(n, body, false)) {
+        struct vf_node_stats *st = st_of(n);
+        if (!st || !(st->flags & F_CANDIDATE))
+            continue;
+        if (st->flags & F_UNLIKELY)
+            continue;
+        float s = st->score * (1.0f - link_density(st));
+        if (!top || s > best) {
+            top = n;
+            best = s;
+        }
+    }
+    return top;
+}
+
+static float final_score(const xmlNode *n)
+{
+    struct vf_node_stats *st = st_of(n);
+    return st && (st->flags & F_CANDIDATE) ? st->score * (1.0f - link_density(st)) : 0;
+}
+
+static size_t element_children(const xmlNode *n)
+{
+    size_t k = 0;
+    for (const xmlNode *c = n->children; c; c = c->next)
+        k += c->type == XML_ELEMENT_NODE;
+    return k;
+}
+
+static void gather(xmlNode *body, xmlNode *top, vf_main_pick *pick)
+{
+    pick->n_parts = 0;
+    /* A lone child says nothing its parent does not; a parent that outscores
+     * its best child holds the content in several children. */
+    for (;;) {
+        xmlNode *up = top->parent;
+        if (!up || up == body || up->type != XML_ELEMENT_NODE)
+            break;
+        if (element_children(up) == 1 || final_score(up) >= final_score(top))
+            top = up;
+        else
+            break;
+    }
+    float top_score = final_score(top);
+    float threshold = top_score * 0.2f > 10 ? top_score * 0.2f : 10;
+    xmlNode *parent = top->parent;
+    if (!parent || top == body) {
+        pick->parts[pick->n_parts++] = top;
+        return;
+    }
+    for (xmlNode *s = parent->children; s && pick->n_parts < VF_MAIN_MAX_PARTS; s = s->next) {
+        if (s->type != XML_ELEMENT_NODE)
+            continue;
+        bool take = s == top;
+        struct vf_node_stats *st = st_of(s);
+        if (!take && st && !(st->flags & F_UNLIKELY)) {
+            float bonus = same_class(s, top) ? top_score * 0.2f : 0;
+            if ((st->flags & F_CANDIDATE) && final_score(s) + bonus >= threshold) {
+                take = true;
+            } else if (vf_dom_tag(s).id == VF_T_P) {
+                float ld = link_density(st);
+                if (st->text > 80 && ld < 0.25f)
+                    take = true;
+                else if (st->text > 0 && st->text <= 80 && ld == 0 && ends_sentence(s))
+                    take = true;
+            }
+        }
+        if (take)
+            pick->parts[pick->n_parts++] = s;
+    }
+}
+
+static void reset(vf_main_pick *pick)
+{
+    for (size_t i = 0; i < pick->n_stats; i++) {
+        pick->stats[i].score = 0;
+        pick->stats[i].flags &= F_HAS_BLOCK;
+    }
+}
+
+static size_t attempt(xmlNode *body, vf_main_pick *pick, int flags)
+{
+    reset(pick);
+    score_all(body, flags);
+    xmlNode *top = top_candidate(body);
+    if (!top) {
+        pick->n_parts = 0;
+        return 0;
+    }
+    gather(body, top, pick);
+    size_t chars = 0;
+    for (size_t i = 0; i < pick->n_parts; i++) {
+        if (flags & CLEAN)
+            clean_part(pick->parts[i], flags);
+        chars += kept_text(pick->parts[i]);
+    }
+    return chars;
+}
+
+bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick)
+{
+    memset(pick, 0, sizeof *pick);
+    size_t n = count_elements(body);
+    pick->stats = calloc(n ? n : 1, sizeof *pick->stats);
+    if (!pick->stats) {
+        pick->page_chars = vf_dom_text_len(body);
+        return false;
+    }
+    collect_ctx c = { pick->stats, 0, n };
+    collect(body, false, &c);
+    pick->n_stats = c.n;
+    pick->page_chars = kept_text(body);
+
+    static const int attempts[] = {
+        WEIGH_CLASSES | STRIP_UNLIKELY | CLEAN, WEIGH_CLASSES | CLEAN, CLEAN, 0,
+    };
+    int best_flags = -1;
+    size_t best_chars = 0;
+    bool settled = false;
+    for (size_t i = 0; i < sizeof attempts / sizeof attempts[0]; i++) {
+        size_t chars = attempt(body, pick, attempts[i]);
+        if (chars >= 500) {
+            best_flags = attempts[i];
+            best_chars = chars;
+            settled = true;
+            break;
+        }
+        if (chars > best_chars) {
+            best_chars = chars;
+            best_flags = attempts[i];
+        }
+    }
+    if (best_flags < 0 || best_chars < VF_MAIN_MIN_CHARS) {
+        reset(pick);
+        pick->n_parts = 0;
+        return false;
+    }
+    if (!settled)
+        best_chars = attempt(body, pick, best_flags);
+    pick->main_chars = best_chars;
+    return pick->n_parts > 0;
+}
+
+size_t vf_main_text_chars(xmlNode *root)
+{
+    return root ? kept_text(root) : 0;
+}
+
+bool vf_main_skips(const xmlNode *el)
+{
+    return skipped_flag(el, F_UNLIKELY | F_CLEANED);
+}
+
+bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n)
+{
+    for (; n; n = n->parent)
+        for (size_t i = 0; i < pick->n_parts; i++)
+            if (pick->parts[i] == n)
+                return true;
+    return false;
+}
+
+void vf_main_pick_free(xmlNode *body, vf_main_pick *pick)
+{
+    if (body && pick->stats)
+        for (xmlNode *n = body; n; n = vf_dom_next(n, body, false))
+            if (n->type == XML_ELEMENT_NODE)
+                n->_private = NULL;
+    free(pick->stats);
+    memset(pick, 0, sizeof *pick);
+}

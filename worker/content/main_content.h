@@ -1,0 +1,47 @@
+/* Picks the main content of a pruned page with a density scorer in the
+ * spirit of Readability and trafilatura: paragraphs vote for their
+ * ancestors by length and punctuation, link-heavy blocks lose, class/id and
+ * <article>/<main>/itemprop=articleBody hints weigh in, related siblings
+ * join, and link farms inside the pick are cleaned out. */
+#ifndef VERIFETCH_WORKER_MAIN_CONTENT_H
+#define VERIFETCH_WORKER_MAIN_CONTENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libxml/tree.h>
+
+/* Below this many characters no pick convinces: the whole pruned page is used. */
+#define VF_MAIN_MIN_CHARS 250
+
+#define VF_MAIN_MAX_PARTS 64
+
+typedef struct {
+    struct vf_node_stats *stats;  /* one per element; node->_private points here */
+    size_t n_stats;
+    xmlNode *parts[VF_MAIN_MAX_PARTS]; /* the pick: siblings in document order */
+    size_t n_parts;
+    size_t main_chars;            /* text of the pick after cleaning */
+    size_t page_chars;            /* text of the whole pruned body */
+} vf_main_pick;
+
+/* Scores body. Returns true with pick->parts filled when a candidate
+ * convinces; false means "use the page" (pick->page_chars is still set).
+ * Elements cleaned out of the pick are marked so vf_main_skips() says so.
+ * Returns false also when out of memory (then nothing is marked). */
+bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick);
+
+/* Code points of the text under root, blanks collapsed, marked parts left out. */
+size_t vf_main_text_chars(xmlNode *root);
+
+/* Should the renderer leave el out (cleaned from the pick)? */
+bool vf_main_skips(const xmlNode *el);
+
+/* Is n inside one of the picked parts? */
+bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n);
+
+/* Forgets the marks (clears every node's _private) and frees the stats. */
+void vf_main_pick_free(xmlNode *body, vf_main_pick *pick);
+
+#endif
