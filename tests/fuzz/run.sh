@@ -12,7 +12,7 @@ build() {
   local name=$1; shift
   clang "${CFLAGS[@]}" "$@" -o "$OUT/$name"
 }
-build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/ipc_frame.c ipc/ipc_messages.c ipc/ipc_page_meta.c $(pkg-config --cflags --libs msgpack)
+build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/*.c $(pkg-config --cflags --libs msgpack)
 build fuzz_redact tests/text/fuzz_redact.c broker/judge/redact*.c broker/judge/classify.c broker/judge/utf8_text.c -lpcre2-8
 build fuzz_request tests/fuzz/fuzz_request.c broker/api/request.c $(pkg-config --cflags --libs jansson)
 build fuzz_html tests/fuzz/fuzz_html.c worker/content/*.c ipc/ipc_page_meta.c \
