@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define VF_REDACTED "[REDACTED]"
+#include "broker/judge/redact_marker.h"
 
 typedef struct vf_redactor vf_redactor;
 

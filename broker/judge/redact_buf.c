@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/judge/redact.h"
+#include "broker/judge/redact_marker.h"
 
 static bool reserve(vf_rbuf *b, size_t extra)
 {

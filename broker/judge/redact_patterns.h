@@ -12,7 +12,7 @@
 #endif
 #include <pcre2.h>
 
-#include "broker/judge/redact_scan.h"
+#include "broker/judge/redact_trigset.h"
 
 typedef struct vf_pattern_set vf_pattern_set;
 

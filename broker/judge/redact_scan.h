@@ -1,116 +1,14 @@
-/* The single scan that drives text redaction (private).
- *
- * A trigger set holds every 3-byte prefix that can begin something to
- * redact (a secret in any encoding, or a pattern rule). It is a two-hash
- * Bloom filter: two 64 Ki-bit tables indexed by independent multiplicative
- * hashes of the three bytes. The hot loop tests only the first table (one
- * 4-byte load, a multiply and a bit test per position); the ~1% of
- * positions that pass are confirmed against the second, which leaves
- * almost only real candidates for the exact checks. Positions less than
- * three bytes from the end are tested with zero padding (only tiny secrets
- * can match there, and their prefixes are registered with every
- * completion). */
+/* The single scan that drives text redaction (private): one pass over the
+ * text that stops only where the trigger set (redact_trigset.h) says a secret
+ * form or a pattern rule may begin. */
 #ifndef VERIFETCH_REDACT_SCAN_H
 #define VERIFETCH_REDACT_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "broker/judge/redact_buf.h"
-
-typedef struct {
-    uint64_t bits[65536 / 64];  /* indexed by vf_trig_hash */
-    uint64_t bits2[65536 / 64]; /* indexed by vf_trig_hash2 */
-} vf_trigset;
-
-/* The three bytes at p as one integer (p must have 4 readable bytes). */
-static inline uint32_t vf_trig_word(const unsigned char *p)
-{
-    uint32_t w;
-    memcpy(&w, p, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return w >> 8;
-#else
-    return w & 0xFFFFFFu;
-#endif
-}
-
-static inline unsigned vf_trig_hash(const unsigned char *p)
-{
-    return (unsigned)((vf_trig_word(p) * UINT32_C(0x9E3779B1)) >> 16);
-}
-
-static inline unsigned vf_trig_hash2(const unsigned char *p)
-{
-    return (unsigned)((vf_trig_word(p) * UINT32_C(0x85EBCA77)) >> 16);
-}
-
-static inline void vf_trigset_add(vf_trigset *s, unsigned char a, unsigned char b, unsigned char c)
-{
-    unsigned char p[4] = {a, b, c, 0};
-    unsigned h = vf_trig_hash(p), h2 = vf_trig_hash2(p);
-    s->bits[h >> 6] |= UINT64_C(1) << (h & 63);
-    s->bits2[h2 >> 6] |= UINT64_C(1) << (h2 & 63);
-}
-
-/* Every triple starting "ab" (for forms shorter than three bytes). */
-static inline void vf_trigset_add_pair(vf_trigset *s, unsigned char a, unsigned char b)
-{
-    for (unsigned c = 0; c < 256; c++)
-        vf_trigset_add(s, a, b, (unsigned char)c);
-}
-
-static inline void vf_trigset_add_all(vf_trigset *s)
-{
-    memset(s->bits, 0xFF, sizeof s->bits);
-    memset(s->bits2, 0xFF, sizeof s->bits2);
-}
-
-static inline void vf_trigset_union(vf_trigset *dst, const vf_trigset *src)
-{
-    for (size_t k = 0; k < sizeof dst->bits / sizeof dst->bits[0]; k++) {
-        dst->bits[k] |= src->bits[k];
-        dst->bits2[k] |= src->bits2[k];
-    }
-}
-
-/* First-table test: 0 or 1, an integer so four combine with one branch. */
-static inline unsigned vf_trigset_test(const vf_trigset *s, unsigned h)
-{
-    return (unsigned)(s->bits[h >> 6] >> (h & 63)) & 1u;
-}
-
-/* Both tables, for position i of t[0..len). */
-static inline bool vf_trigset_has(const vf_trigset *s, const unsigned char *t, size_t i, size_t len)
-{
-    unsigned char pad[4] = {0, 0, 0, 0};
-    const unsigned char *p = t + i;
-    if (len - i < 4) {
-        memcpy(pad, p, len - i);
-        p = pad;
-    }
-    unsigned h2 = vf_trig_hash2(p);
-    return vf_trigset_test(s, vf_trig_hash(p)) && ((s->bits2[h2 >> 6] >> (h2 & 63)) & 1);
-}
-
-/* First position in [i, end) that may start a trigger, or end (end <= len). */
-static inline size_t vf_trigset_next(const vf_trigset *s, const unsigned char *t, size_t i,
-                                     size_t end, size_t len)
-{
-    /* Four positions per step, one branch: each 4-byte load ends at i + 6. */
-    while (i + 7 <= len && i + 4 <= end) {
-        if (vf_trigset_test(s, vf_trig_hash(t + i)) | vf_trigset_test(s, vf_trig_hash(t + i + 1)) |
-            vf_trigset_test(s, vf_trig_hash(t + i + 2)) | vf_trigset_test(s, vf_trig_hash(t + i + 3)))
-            break;
-        i += 4;
-    }
-    for (; i < end; i++)
-        if (vf_trigset_has(s, t, i, len))
-            return i;
-    return end;
-}
+#include "broker/judge/redact_trigset.h"
 
 struct vf_secret_set;
 struct vf_pattern_set;

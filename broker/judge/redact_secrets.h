@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "broker/judge/redact_scan.h"
+#include "broker/judge/redact_trigset.h"
 
 /* Longest secret accepted: scanning cost grows with secret length. */
 #define VF_SECRET_MAX_LEN 4096
