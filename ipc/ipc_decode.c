@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/ipc_messages.h"
+#include "ipc/ipc_limits.h"
 
 vf_ipc_err ipc_dup_bytes(const void *src, size_t n, void **out)
 {

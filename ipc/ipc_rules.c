@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ipc/ipc_messages.h"
+#include "ipc/ipc_limits.h"
 
 vf_ipc_err ipc_check_text(const char *s, size_t n, size_t cap)
 {
