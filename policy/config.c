@@ -3,7 +3,6 @@
  * config_tenant.c / config_provider.c, default paths live in config_paths.c. */
 #include "policy/config.h"
 #include "policy/config_internal.h"
-#include "policy/tenant_auth.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>

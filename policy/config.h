@@ -66,6 +66,10 @@ typedef struct {
     vf_egress_policy egress;
 } vf_tenant_config;
 
+/* True for the unix catch-all: no uids and no tokens. A tenant with tokens but
+ * no uids serves TCP callers only. The loader allows at most one catch-all. */
+bool vf_tenant_serves_any_peer(const vf_tenant_config *tenant);
+
 typedef struct {
     char *socket_path;       /* unix socket the client API listens on */
     unsigned socket_mode;    /* chmod of the socket, default 0660 */

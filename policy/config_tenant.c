@@ -385,6 +385,11 @@ int vf_cfg_parse_circuit(vf_cfg_ctx *ctx, const config_setting_t *s, const char 
     return 0;
 }
 
+bool vf_tenant_serves_any_peer(const vf_tenant_config *tenant)
+{
+    return tenant && tenant->n_uids == 0 && tenant->n_tokens == 0;
+}
+
 void vf_cfg_tenant_free(vf_tenant_config *t)
 {
     if (!t)

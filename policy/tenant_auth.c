@@ -8,11 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-bool vf_tenant_serves_any_peer(const vf_tenant_config *tenant)
-{
-    return tenant && tenant->n_uids == 0 && tenant->n_tokens == 0;
-}
-
 const vf_tenant_config *vf_tenant_for_uid(const vf_config *cfg, uid_t uid)
 {
     if (!cfg)

@@ -18,11 +18,7 @@
 const vf_tenant_config *vf_tenant_for_token(const vf_config *cfg, const char *presented_token);
 
 /* A unix peer: the tenant listing `uid`, else the catch-all tenant (see
- * vf_tenant_serves_any_peer), else NULL (answer 403). */
+ * vf_tenant_serves_any_peer in config.h), else NULL (answer 403). */
 const vf_tenant_config *vf_tenant_for_uid(const vf_config *cfg, uid_t uid);
-
-/* True for the unix catch-all: no uids and no tokens. A tenant with tokens but
- * no uids serves TCP callers only. The loader allows at most one catch-all. */
-bool vf_tenant_serves_any_peer(const vf_tenant_config *tenant);
 
 #endif
