@@ -100,23 +100,6 @@ const char *vf_circuit_state_name(vf_circuit_state s)
     return "unknown";
 }
 
-bool vf_host_normalize(const char *host, char *buf, size_t buflen)
-{
-    if (!host || !buf || buflen < 2)
-        return false;
-    size_t n = strlen(host);
-    if (n > 0 && host[n - 1] == '.')
-        n--;
-    if (n == 0 || n > VF_CIRCUIT_HOST_MAX || n + 1 > buflen)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = host[i];
-        buf[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-    }
-    buf[n] = '\0';
-    return true;
-}
-
 /* ---- the state machine ---- */
 
 static uint64_t elapsed(uint64_t since, uint64_t now)

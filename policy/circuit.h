@@ -20,12 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/host_pattern.h"
+
 #define VF_CIRCUIT_MAX_WINDOW     64u    /* outcomes the rate rule can remember */
 #define VF_CIRCUIT_MAX_TENANTS    256u
 #define VF_CIRCUIT_MAX_PROVIDERS  64u    /* per tenant (config allows 32; reloads may add) */
 #define VF_CIRCUIT_MAX_DOMAINS    4096u  /* upper bound for max_domains */
 #define VF_CIRCUIT_NAME_MAX       64u    /* tenant / provider name length */
-#define VF_CIRCUIT_HOST_MAX       253u   /* longer hosts get no host-scoped circuit */
+#define VF_CIRCUIT_HOST_MAX       VF_HOST_NAME_MAX   /* longer hosts get no host-scoped circuit */
 
 /* Numeric values are the metrics gauge values. */
 typedef enum { VF_CIRCUIT_CLOSED = 0, VF_CIRCUIT_OPEN = 1, VF_CIRCUIT_HALF_OPEN = 2 } vf_circuit_state;
@@ -128,9 +130,5 @@ bool vf_circuit_snapshot_get(vf_circuit_registry *r, const char *tenant, const c
 
 /* "closed", "open", "half_open" */
 const char *vf_circuit_state_name(vf_circuit_state s);
-
-/* Lower-case, one trailing dot dropped, into buf (>= VF_CIRCUIT_HOST_MAX + 1).
- * false when host is NULL, empty or too long. Shared with ordering. */
-bool vf_host_normalize(const char *host, char *buf, size_t buflen);
 
 #endif

@@ -429,6 +429,22 @@ void vf_egress_describe(const char *rule, const struct sockaddr *sa, char *buf, 
     }
 }
 
+void vf_egress_describe_host(const char *rule, const char *host, const struct sockaddr *sa,
+                             char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    if (!rule || strcmp(rule, "tenant_deny_host") != 0 || !host) {
+        vf_egress_describe(rule, sa, buf, len);
+        return;
+    }
+    /* The host comes from a URL an attacker may write: print a safe copy. */
+    char safe[VF_HOST_NAME_MAX + 2];
+    vf_host_printable(host, safe, sizeof safe);
+    snprintf(buf, len, "egress denied: host %s is denied for this tenant (rule tenant_deny_host)",
+             safe);
+}
+
 void vf_egress_policy_free(vf_egress_policy *policy)
 {
     if (!policy)

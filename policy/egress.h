@@ -9,35 +9,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-typedef struct {
-    int family;           /* AF_INET or AF_INET6 */
-    uint8_t addr[16];     /* network byte order; first 4 bytes for AF_INET */
-    unsigned prefix;      /* 0..32 or 0..128 */
-} vf_cidr;
-
-typedef struct {
-    vf_cidr *allow;       /* ranges exempt from the default denials (e.g. 127.0.0.1/32 in tests) */
-    size_t n_allow;
-    vf_cidr *deny;        /* extra ranges denied on top of the defaults */
-    size_t n_deny;
-    uint16_t *ports;      /* allowed destination ports; NULL/0 means {80, 443} */
-    size_t n_ports;
-    bool any_port;        /* tests: origins listen on ephemeral ports */
-    /* Addresses the broker itself listens on (never reachable through it).
-     * Port 0 means every port of that address. Heap-owned once
-     * vf_egress_add_self() or the config loader has touched it. */
-    struct sockaddr_storage *self_addrs;
-    size_t n_self;
-    /* Host name patterns, stored lowercase without a trailing dot: "*.example.com"
-     * (any subdomain, never the apex) or an exact name. See vf_host_pattern_match. */
-    char **allow_hosts;   /* names whose addresses skip the default denials */
-    size_t n_allow_hosts;
-    char **deny_hosts;    /* names denied outright ("tenant_deny_host") */
-    size_t n_deny_hosts;
-} vf_egress_policy;
-
-#define VF_HOST_NAME_MAX  253u   /* longest DNS name, without the trailing dot */
-#define VF_EGRESS_SELF_MAX 64u   /* listener addresses one policy can hold */
+#include "policy/egress_host.h"
+#include "policy/egress_policy.h"
+#include "policy/host_pattern.h"
 
 /* Parse "10.0.0.0/8", "::1/128", or a bare address (full-length prefix).
  * Returns 0 on success, -1 on a malformed string. Host bits beyond the prefix
@@ -68,24 +42,6 @@ const char *vf_egress_check(const vf_egress_policy *policy, const struct sockadd
  * address still refuse it. Call it for every redirect hop with that hop's host. */
 const char *vf_egress_check_host(const vf_egress_policy *policy, const char *host,
                                  const struct sockaddr *sa);
-
-/* Name-only part of the rules, usable before resolving: "tenant_deny_host"
- * when a deny_hosts pattern matches `host`, else NULL. */
-const char *vf_egress_host_check(const vf_egress_policy *policy, const char *host);
-
-/* True when an allow_hosts pattern matches `host` and no deny_hosts pattern does. */
-bool vf_egress_host_allowed_explicitly(const vf_egress_policy *policy, const char *host);
-
-/* Host pattern matching: case-insensitive (ASCII), one trailing dot on `host`
- * ignored. "*.example.com" matches a.example.com and a.b.example.com but not
- * example.com or badexample.com; any other pattern matches only itself.
- * `pattern` must be in the normalized form vf_host_pattern_parse produces. */
-bool vf_host_pattern_match(const char *pattern, const char *host);
-
-/* Validates and normalizes a configured pattern into out (lowercase, trailing
- * dot removed; outlen >= VF_HOST_NAME_MAX + 1). Returns NULL on success,
- * otherwise a static reason ("'*' is only allowed as a leading \"*.\" ..."). */
-const char *vf_host_pattern_parse(const char *text, char *out, size_t outlen);
 
 /* Registers an address the broker listens on (e.g. the TCP listener, after
  * bind(), so an ephemeral port is known) as "broker_self" for this policy.

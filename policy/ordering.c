@@ -30,54 +30,6 @@ int vf_order_strategy_parse(const char *name, vf_order_strategy *out)
     return -1;
 }
 
-/* ---- host patterns ---- */
-
-static bool label_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == ':';
-}
-
-bool vf_host_pattern_valid(const char *pattern)
-{
-    if (!pattern)
-        return false;
-    if (strcmp(pattern, "*") == 0)
-        return true;
-    const char *s = strncmp(pattern, "*.", 2) == 0 ? pattern + 2 : pattern;
-    size_t n = strlen(s);
-    if (n == 0 || n > VF_CIRCUIT_HOST_MAX)
-        return false;
-    size_t label = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '.') {
-            if (label == 0)
-                return false;
-            label = 0;
-        } else if (label_char(s[i])) {
-            label++;
-        } else {
-            return false;   /* includes a second '*' anywhere */
-        }
-    }
-    return label > 0;
-}
-
-bool vf_host_pattern_match(const char *pattern, const char *host)
-{
-    char h[VF_CIRCUIT_HOST_MAX + 1];
-    if (!vf_host_pattern_valid(pattern) || !vf_host_normalize(host, h, sizeof h))
-        return false;
-    if (strcmp(pattern, "*") == 0)
-        return true;
-    if (strncmp(pattern, "*.", 2) != 0)
-        return strcasecmp(pattern, h) == 0;
-    const char *suffix = pattern + 1;   /* ".example.com" */
-    size_t hl = strlen(h), sl = strlen(suffix);
-    /* At least one non-empty label in front: the apex and "badexample.com" fail. */
-    return hl > sl && h[hl - sl - 1] != '.' && strcasecmp(h + hl - sl, suffix) == 0;
-}
-
 /* ---- config ---- */
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)

@@ -26,6 +26,7 @@
 
 #include "policy/circuit.h"
 #include "policy/config.h"
+#include "policy/host_pattern.h"
 #include "policy/ordering_config.h"
 
 #define VF_ORDER_MAX         32u   /* providers per tenant (the config's cap) */
@@ -35,12 +36,6 @@
 
 const char *vf_order_strategy_name(vf_order_strategy s);   /* "static", "domain", "cost", "health" */
 int vf_order_strategy_parse(const char *name, vf_order_strategy *out);   /* 0 or -1 */
-
-/* Pattern syntax: "*", or an optional leading "*." then dot-separated labels of
- * letters, digits, '-', '_' (':' too, for IPv6 literals), none empty, <= 253
- * chars in all. Case does not matter. Invalid patterns never match. */
-bool vf_host_pattern_valid(const char *pattern);
-bool vf_host_pattern_match(const char *pattern, const char *host);
 
 /* Config-load check: strategy known, patterns valid, rule provider names exist
  * among the tenant's providers and appear once per rule, budget >= 0.
