@@ -11,6 +11,7 @@
 
 #include <semaphore.h>
 
+#include "broker/memory_tune.h"
 #include "broker/broker_context.h"
 #include "broker/spawn/confinement.h"
 #include "broker/api/health.h"
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
     options o;
     if (parse_args(argc, argv, &o) != 0)
         return 2;
+    vf_memory_tune_startup();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "verifetchd: libcurl failed to initialise\n");
         return 1;

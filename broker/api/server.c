@@ -19,6 +19,8 @@
 #include "broker/api/request.h"
 #include "broker/api/tool_spec.h"
 #include "broker/api/unix_listener.h"
+#include "broker/judge/json_out.h"
+#include "broker/memory_tune.h"
 #include "ipc/ipc_frame.h"
 #include "policy/tenant_auth.h"
 
@@ -50,8 +52,10 @@ typedef struct {
 
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *doc)
 {
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    size_t len = 0;
+    char *text = vf_json_dump(doc, &len); /* bulk-escapes the page text */
     json_decref(doc);
+    vf_memory_note_response(len);
     if (!text) {
         static const char oom[] = "{\"error\":{\"field\":\"\",\"message\":\"broker out of memory\"}}";
         struct MHD_Response *r = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom,
@@ -61,7 +65,7 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json
         MHD_destroy_response(r);
         return ret;
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(r, "Content-Type", "application/json");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
@@ -235,10 +239,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     request_ctx *ctx = *con_cls;
     if (ctx) {
-        atomic_fetch_sub(&ctx->server->in_flight, 1);
+        bool last = atomic_fetch_sub(&ctx->server->in_flight, 1) == 1;
         free(ctx->body);
         free(ctx);
         *con_cls = NULL;
+        if (last)
+            vf_memory_idle(); /* the heap may shrink back after a burst */
     }
 }
 

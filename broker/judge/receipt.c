@@ -17,13 +17,20 @@ const char *vf_failure_reason_name(vf_failure_reason r)
     return NULL;
 }
 
-/* Redact, then force valid UTF-8: jansson refuses anything else. */
+/* Redact, then force valid UTF-8: jansson refuses anything else. The page
+ * text usually is clean already (the provider sanitised it and redaction
+ * rarely cuts a character), so it is checked in place, not copied again. */
 static json_t *safe_string(const vf_redactor *r, const char *s, size_t len)
 {
     size_t rlen = 0;
     char *red = vf_redact_text(r, s, len, &rlen);
     if (!red)
         return NULL;
+    if (vf_utf8_is_clean(red, rlen)) {
+        json_t *j = json_stringn_nocheck(red, rlen);
+        free(red);
+        return j;
+    }
     size_t clean_len = 0;
     char *clean = vf_utf8_sanitize(red, rlen, &clean_len);
     free(red);

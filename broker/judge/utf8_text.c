@@ -117,6 +117,34 @@ char *vf_utf8_sanitize(const char *in, size_t len, size_t *out_len)
     return out;
 }
 
+bool vf_utf8_is_clean(const char *in, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    if (!s)
+        return len == 0;
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    size_t i = 0;
+    while (i < len) {
+        /* ASCII without NUL, eight bytes at a time. */
+        while (len - i >= 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if ((w & high) || ((w - ones) & ~w & high))
+                break;
+            i += 8;
+        }
+        if (i == len)
+            break;
+        if (s[i] == 0)
+            return false;
+        size_t bad = 0, n = utf8_sequence(s + i, len - i, &bad);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
 size_t vf_utf8_count(const char *s, size_t len)
 {
     /* In valid UTF-8 every code point has exactly one non-continuation byte,

@@ -2,11 +2,16 @@
 #ifndef VERIFETCH_UTF8_TEXT_H
 #define VERIFETCH_UTF8_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* malloc'd NUL-terminated copy with invalid sequences replaced by U+FFFD and NUL
  * bytes dropped; *out_len gets the byte length. NULL on allocation failure. */
 char *vf_utf8_sanitize(const char *in, size_t len, size_t *out_len);
+
+/* Whether vf_utf8_sanitize would return s unchanged (valid UTF-8, no NUL):
+ * then callers may keep the bytes they have instead of copying them. */
+bool vf_utf8_is_clean(const char *s, size_t len);
 
 /* Number of code points in valid UTF-8. */
 size_t vf_utf8_count(const char *s, size_t len);

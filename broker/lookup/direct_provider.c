@@ -135,7 +135,15 @@ static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
     out->http_status = res->http_status;
     if (res->content_type)
         out->content_type = strdup(res->content_type);
-    out->text = vf_utf8_sanitize((const char *)res->text, res->text_len, &out->text_len);
+    if (res->text && vf_utf8_is_clean((const char *)res->text, res->text_len)) {
+        /* Already clean (the common case): keep the decoded bytes, no copy. */
+        out->text = (char *)res->text;
+        out->text_len = res->text_len;
+        res->text = NULL;
+        res->text_len = 0;
+    } else {
+        out->text = vf_utf8_sanitize((const char *)res->text, res->text_len, &out->text_len);
+    }
     out->final_url = strdup(url);
     out->meta = res->meta; /* the page's metadata travels on to the receipt */
     res->meta = NULL;

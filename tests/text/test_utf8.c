@@ -192,3 +192,35 @@ Test(utf8, random_bytes_come_out_valid_and_stable)
         free(again);
     }
 }
+
+/* vf_utf8_is_clean lets callers skip a copy: it must say "clean" exactly
+ * when sanitising would change nothing, for random and sanitised input. */
+Test(utf8, is_clean_agrees_with_sanitize)
+{
+    uint32_t x = 88172645u;
+    unsigned char buf[300];
+    for (int round = 0; round < 4000; round++) {
+        size_t len = (size_t)(round % 300);
+        for (size_t i = 0; i < len; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            unsigned char v = (unsigned char)x;
+            /* mostly ASCII, so the eight-byte path and its exits are exercised */
+            buf[i] = (x >> 8) % 7 == 0 ? v : (unsigned char)(0x20 + v % 0x5f);
+            if ((x >> 16) % 97 == 0)
+                buf[i] = 0;
+        }
+        size_t n;
+        char *out = vf_utf8_sanitize((const char *)buf, len, &n);
+        cr_assert_not_null(out);
+        bool unchanged = n == len && memcmp(out, buf, len) == 0;
+        cr_assert_eq(vf_utf8_is_clean((const char *)buf, len), unchanged, "round %d", round);
+        cr_assert(vf_utf8_is_clean(out, n), "round %d: sanitised text is not clean", round);
+        free(out);
+    }
+    cr_assert(vf_utf8_is_clean(NULL, 0));
+    cr_assert(!vf_utf8_is_clean("abcdefgh\0ijk", 12));
+    cr_assert(!vf_utf8_is_clean("abcdefghij\xc3", 11));
+    cr_assert(vf_utf8_is_clean("abcdefghij\xc3\xa9", 12));
+}

@@ -1,0 +1,209 @@
+/* See json_out.h. The output must match jansson's compact form exactly
+ * (tests/judge/test_json_out.c compares the two on the same documents), so
+ * clients and the tests that parse our answers cannot tell them apart. */
+#include "broker/judge/json_out.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The broker never nests more than a few levels; a bound keeps the recursion
+ * safe whatever a caller passes. */
+#define MAX_DEPTH 2048
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} outbuf;
+
+static bool reserve(outbuf *b, size_t n)
+{
+    if (b->failed)
+        return false;
+    if (n <= b->cap - b->len)
+        return true;
+    if (n > SIZE_MAX / 4 - b->len) {
+        b->failed = true;
+        return false;
+    }
+    size_t want = b->cap + b->cap / 2;
+    if (want < b->len + n)
+        want = b->len + n;
+    if (want < 256)
+        want = 256;
+    char *grown = realloc(b->data, want);
+    if (!grown) {
+        b->failed = true;
+        return false;
+    }
+    b->data = grown;
+    b->cap = want;
+    return true;
+}
+
+static void put(outbuf *b, const char *s, size_t n)
+{
+    if (reserve(b, n)) {
+        memcpy(b->data + b->len, s, n);
+        b->len += n;
+    }
+}
+
+/* A word in which some byte is below 0x20, '"' or '\\' (classic SWAR
+ * "has byte less than / equal to" tests; false positives are impossible,
+ * because each test is exact per byte when the high bit is clear, and
+ * bytes with the high bit set are masked out). */
+static inline bool word_needs_escape(uint64_t w)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    uint64_t lt20 = (w - ones * 0x20) & ~w;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t eq_q = (q - ones) & ~q, eq_bs = (bs - ones) & ~bs;
+    return ((lt20 | eq_q | eq_bs) & high) != 0;
+}
+
+size_t vf_json_escape(char *dst, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *p = (const unsigned char *)s;
+    char *o = dst;
+    size_t i = 0;
+    while (i < len) {
+        size_t run = i;
+        while (len - run >= 8) {
+            uint64_t w;
+            memcpy(&w, p + run, 8);
+            if (word_needs_escape(w))
+                break;
+            run += 8;
+        }
+        while (run < len && p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
+            run++;
+        memcpy(o, p + i, run - i);
+        o += run - i;
+        i = run;
+        if (i == len)
+            break;
+        unsigned char c = p[i++];
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = hex[c >> 4];
+            o[4] = hex[c & 15];
+            o += 5;
+        }
+    }
+    return (size_t)(o - dst);
+}
+
+static void put_string(outbuf *b, const char *s, size_t len)
+{
+    /* In slices, so the worst-case room reserved stays small (a slice of
+     * control bytes grows six-fold) while a long text is still copied in
+     * bulk; a large buffer grows by mremap, without copying. */
+    enum { SLICE = 64 * 1024 };
+    if (!reserve(b, 1))
+        return;
+    b->data[b->len++] = '"';
+    for (size_t off = 0; off < len;) {
+        size_t n = len - off < SLICE ? len - off : SLICE;
+        if (!reserve(b, vf_json_escaped_max(n)))
+            return;
+        b->len += vf_json_escape(b->data + b->len, s + off, n);
+        off += n;
+    }
+    put(b, "\"", 1);
+}
+
+static void dump(outbuf *b, const json_t *j, unsigned depth)
+{
+    if (b->failed)
+        return;
+    if (depth > MAX_DEPTH) {
+        b->failed = true;
+        return;
+    }
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        put(b, "{", 1);
+        const char *key;
+        json_t *v;
+        bool first = true;
+        /* jansson keeps insertion order and dumps in it; so do we. */
+        void *it = json_object_iter((json_t *)j);
+        for (; it; it = json_object_iter_next((json_t *)j, it)) {
+            key = json_object_iter_key(it);
+            v = json_object_iter_value(it);
+            if (!first)
+                put(b, ",", 1);
+            first = false;
+            put_string(b, key, json_object_iter_key_len(it));
+            put(b, ":", 1);
+            dump(b, v, depth + 1);
+        }
+        put(b, "}", 1);
+        return;
+    }
+    case JSON_ARRAY: {
+        put(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            if (i)
+                put(b, ",", 1);
+            dump(b, json_array_get(j, i), depth + 1);
+        }
+        put(b, "]", 1);
+        return;
+    }
+    case JSON_STRING:
+        put_string(b, json_string_value(j), json_string_length(j));
+        return;
+    case JSON_INTEGER: {
+        char num[32];
+        int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        put(b, num, (size_t)n);
+        return;
+    }
+    case JSON_REAL: {
+        /* Rare here (none in a ToolResult); jansson's own formatting. */
+        char *num = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!num) {
+            b->failed = true;
+            return;
+        }
+        put(b, num, strlen(num));
+        free(num);
+        return;
+    }
+    case JSON_TRUE: put(b, "true", 4); return;
+    case JSON_FALSE: put(b, "false", 5); return;
+    case JSON_NULL: put(b, "null", 4); return;
+    }
+    b->failed = true;
+}
+
+char *vf_json_dump(const json_t *doc, size_t *len)
+{
+    if (!doc)
+        return NULL;
+    outbuf b = { 0 };
+    dump(&b, doc, 0);
+    if (!reserve(&b, 1)) {
+        free(b.data);
+        return NULL;
+    }
+    b.data[b.len] = '\0';
+    if (len)
+        *len = b.len;
+    return b.data;
+}

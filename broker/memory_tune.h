@@ -1,0 +1,21 @@
+/* The broker's heap after load: glibc keeps what a burst of large lookups
+ * made it grow to (one arena per busy thread, and a mmap threshold that
+ * rises to the largest buffer ever freed), so an idle broker would hold on
+ * to a peak's worth of pages. These calls keep it near its starting size. */
+#ifndef VERIFETCH_MEMORY_TUNE_H
+#define VERIFETCH_MEMORY_TUNE_H
+
+#include <stddef.h>
+
+/* Once, before any thread starts: fewer arenas, large buffers always mapped
+ * (and so unmapped on free). */
+void vf_memory_tune_startup(void);
+
+/* A response of this many bytes was built; large ones mark the heap for a trim. */
+void vf_memory_note_response(size_t bytes);
+
+/* The last request in flight has finished: hand free heap pages back if a
+ * large response was built since the last trim. */
+void vf_memory_idle(void);
+
+#endif
