@@ -23,6 +23,7 @@
 #include "worker/fetch/ca_store.h"
 #include "worker/sandbox/confine.h"
 #include "worker/fetch/fetch.h"
+#include "worker/fetch/tls_rehearsal.h"
 #include "ipc/ipc_messages.h"
 #include "worker/sandbox/landlock.h"
 #include "worker/sandbox/namespaces.h"
@@ -407,6 +408,7 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
     if (vf_worker_warm_up(err, errlen) != 0)
         return -1;
     warm_tls_and_idn();
+    vf_tls_rehearse(); /* OpenSSL's algorithm caches filled once, inherited by every worker */
     vf_worker_rehearse();
     size_t n_certs = 0;
     if (load_ca(&n_certs, err, errlen) != 0)
