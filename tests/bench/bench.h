@@ -1,6 +1,8 @@
-/* verifetch benchmark: shared types. One run measures three ways of fetching
- * the same loopback page (in-process libcurl, one curl process per fetch,
- * verifetch lookups) and the broker's and worker's memory. */
+/* verifetch benchmark: shared types. One run measures four ways of fetching
+ * the same loopback page (in-process libcurl; the floor: in-process fetch plus
+ * the same extraction and post-processing verifetch does; one curl process per
+ * fetch; verifetch lookups) in interleaved rounds, and the broker's and
+ * worker's memory. */
 #ifndef VERIFETCH_BENCH_H
 #define VERIFETCH_BENCH_H
 
@@ -10,8 +12,9 @@
 #include <sys/types.h>
 
 #define BENCH_PATH_MAX 4096
-/* The tenant's max_body_bytes, and the max_body of the standalone worker job. */
-#define BENCH_MAX_BODY_BYTES (4u << 20)
+/* The tenant's max_body_bytes, and the max_body of the standalone worker job
+ * (room for the 8 MiB page). */
+#define BENCH_MAX_BODY_BYTES (16u << 20)
 
 /* What one fetch is aimed at, for every mode. */
 typedef struct {
@@ -32,8 +35,13 @@ typedef struct {
 } bench_fetcher;
 
 extern const bench_fetcher bench_inproc;      /* (a) libcurl in process, fresh easy handle per fetch */
-extern const bench_fetcher bench_curl_proc;   /* (b) one curl process per fetch */
-extern const bench_fetcher bench_verifetch;   /* (c) POST /v1/lookup over the broker's unix socket */
+extern const bench_fetcher bench_floor;       /* (b) (a) + the worker's extraction + the broker's judging/JSON */
+extern const bench_fetcher bench_curl_proc;   /* (c) one curl process per fetch */
+extern const bench_fetcher bench_verifetch;   /* (d) POST /v1/lookup over the broker's unix socket */
+
+/* The floor's shared redactor and classifier (bench_floor.c). */
+int bench_floor_setup(void);
+void bench_floor_teardown(void);
 
 typedef struct {
     unsigned concurrency;
@@ -155,25 +163,45 @@ int bench_worker_mem_run(const char *launcher_bin, const char *worker_bin, const
                          const char *ca_file, bool tls, const char *path, size_t max_body,
                          bench_worker_mem *out);
 
-/* In-situ: sample /proc for workers (children of the broker) while lookups run.
- * Returns the largest VmHWM seen (KiB) and how many distinct workers were seen. */
+/* In-situ: sample /proc for workers while lookups run: children of the broker
+ * (exec'd workers) and of its zygote (forked workers, named "vf-zygote" until
+ * they rename themselves). Returns the largest VmHWM seen (KiB) and how many
+ * distinct workers were seen. */
 typedef struct bench_sampler bench_sampler;
 bench_sampler *bench_sampler_start(pid_t broker_pid);
 void bench_sampler_stop(bench_sampler *s, long *max_hwm_kib, unsigned *workers_seen);
 
 /* ---- the report --------------------------------------------------------- */
 
-enum { BENCH_INPROC = 0, BENCH_CURL = 1, BENCH_VERIFETCH = 2, BENCH_MODES = 3 };
+enum { BENCH_INPROC = 0, BENCH_FLOOR = 1, BENCH_CURL = 2, BENCH_VERIFETCH = 3, BENCH_MODES = 4 };
+#define BENCH_MAX_ROUNDS 9
 
-/* One (page, scheme, concurrency) group: the three modes side by side. */
+/* Spread of a figure over the rounds. */
+typedef struct {
+    double min, max;
+} bench_range;
+
+/* One (page, scheme, concurrency) group: the modes side by side, each run
+ * once per round (modes in rotated order), summarised as medians of the
+ * per-round figures. */
 typedef struct {
     const char *page;            /* "10k", "1m" */
     const char *scheme;          /* "http", "https" */
     unsigned concurrency;
-    bench_plan plan;
+    bench_plan plan;             /* per round */
+    unsigned rounds;
+    bench_stats round[BENCH_MAX_ROUNDS][BENCH_MODES];
+    bench_cpu round_cpu[BENCH_MAX_ROUNDS][BENCH_MODES];
+    /* Medians over rounds: median_ms, p99_ms, per_s (and done/failed summed). */
     bench_stats mode[BENCH_MODES];
-    bench_cpu cpu[BENCH_MODES];  /* per fetch, warm-up included */
+    bench_range median_range[BENCH_MODES], per_s_range[BENCH_MODES];
+    bench_cpu cpu[BENCH_MODES];  /* per fetch, warm-up included; each field the median over rounds */
+    double cpu_total[BENCH_MODES];   /* median over rounds of the whole CPU per fetch */
+    bench_range cpu_total_range[BENCH_MODES];
 } bench_row;
+
+/* Fill mode[], the ranges and cpu[] from the rounds. */
+void bench_row_summarise(bench_row *r);
 
 typedef struct {
     long broker_start_rss_kib;   /* VmRSS right after start */
@@ -181,7 +209,10 @@ typedef struct {
     bool hwm_reset_ok;           /* clear_refs worked, so the c64 figures are per phase */
     long broker_hwm_c64_kib[2];  /* [0] 10k, [1] 1m: VmHWM during 64 concurrent lookups */
     bench_stats c64[2];
-    bench_worker_mem worker[2][2];   /* [page 10k/1m][http/https], max over repetitions */
+    long broker_hwm_c16_8m_kib;  /* VmHWM during 16 concurrent 8 MiB lookups */
+    bench_stats c16_8m;
+    long broker_idle_rss_kib;    /* VmRSS after all that load, once idle */
+    bench_worker_mem worker[3][2];   /* [page 10k/1m/8m][http/https], max over repetitions */
     unsigned worker_reps;
     /* Worker alone, 10k https, CA given as the throwaway CA [0] or the system bundle [1]. */
     long ca_cost_cpu_us[2], ca_cost_wall_ms[2], ca_cost_maxrss_kib[2], ca_bundle_bytes;   /* medians; max RSS */
@@ -201,10 +232,13 @@ typedef struct {
     double load_before, load_after;  /* 1-minute load average: other work on the machine skews figures */
     double foreign_cpu_s;        /* CPU time the machine spent on processes not in the benchmark */
     double machine_cpu_s;        /* wall time x CPUs: what there was */
+    unsigned rounds;
 } bench_run_info;
 
 /* A run is comparable when other processes took at most this share of the machine. */
 #define BENCH_QUIET_SHARE 0.10
+/* ...and the 1-minute load average at the start was at most this per CPU. */
+#define BENCH_QUIET_LOAD 0.5
 bool bench_run_quiet(const bench_run_info *info);
 
 /* 1-minute load average from /proc/loadavg, or -1. */

@@ -25,6 +25,7 @@ typedef struct {
     char json[BENCH_PATH_MAX];
     const char *curl;
     double scale;
+    unsigned rounds;
     bool text, system_ca, keep, enforce;
 } options;
 
@@ -32,27 +33,29 @@ typedef struct {
     char broker[BENCH_PATH_MAX], worker[BENCH_PATH_MAX], origin[BENCH_PATH_MAX], launcher[BENCH_PATH_MAX];
 } binaries;
 
-/* Requests per cell at scale 1, sized so the whole run stays well under
- * 3 minutes on 2 cores. */
+/* Requests per cell and round at scale 1, sized so three rounds of the whole
+ * grid stay around 3 minutes on 2 cores. */
 static const struct {
     const char *page;
     size_t bytes;
     unsigned conc, warmup, requests;
 } plan_table[] = {
-    { "10k", 10240, 1, 10, 200 },
-    { "10k", 10240, 16, 32, 800 },
-    { "1m", 1048576, 1, 3, 40 },
-    { "1m", 1048576, 16, 16, 160 },
+    { "10k", 10240, 1, 5, 80 },
+    { "10k", 10240, 16, 16, 320 },
+    { "1m", 1048576, 1, 2, 16 },
+    { "1m", 1048576, 16, 16, 64 },
 };
-#define CELL_TIME_CAP_S 12.0
+#define CELL_TIME_CAP_S 6.0
+#define DEFAULT_ROUNDS 3
+#define PAGE_8M_BYTES (8u << 20)
 #define WORKER_REPS 3
 #define INSITU_LOOKUPS 20
 #define CA_COST_REPS 10
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [--build DIR] [--json FILE] [--curl PATH] [--scale F] [--text] [--system-ca] "
-                    "[--keep] [--enforce-targets]\n", argv0);
+    fprintf(stderr, "usage: %s [--build DIR] [--json FILE] [--curl PATH] [--scale F] [--rounds N] [--text] "
+                    "[--system-ca] [--keep] [--enforce-targets]\n", argv0);
     exit(2);
 }
 
@@ -63,10 +66,11 @@ static void parse_options(int argc, char **argv, options *o)
     o->json[0] = '\0';
     o->curl = "/usr/bin/curl";
     o->scale = 1.0;
+    o->rounds = DEFAULT_ROUNDS;
     static const struct option longs[] = {
         { "build", required_argument, NULL, 'b' }, { "json", required_argument, NULL, 'j' },
         { "curl", required_argument, NULL, 'c' }, { "scale", required_argument, NULL, 's' },
-        { "text", no_argument, NULL, 't' }, { "system-ca", no_argument, NULL, 'a' },
+        { "rounds", required_argument, NULL, 'r' }, { "text", no_argument, NULL, 't' }, { "system-ca", no_argument, NULL, 'a' },
         { "keep", no_argument, NULL, 'k' },
         { "enforce-targets", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' }, { 0 },
     };
@@ -81,6 +85,13 @@ static void parse_options(int argc, char **argv, options *o)
             if (!(o->scale > 0 && o->scale <= 20))
                 usage(argv[0]);
             break;
+        case 'r': {
+            unsigned long n = strtoul(optarg, NULL, 10);
+            if (n < 1 || n > BENCH_MAX_ROUNDS)
+                usage(argv[0]);
+            o->rounds = (unsigned)n;
+            break;
+        }
         case 't': o->text = true; break;
         case 'a': o->system_ca = true; break;
         case 'k': o->keep = true; break;
@@ -139,40 +150,57 @@ static unsigned scaled(unsigned n, double scale, unsigned at_least)
     return v > at_least ? v : at_least;
 }
 
+static int run_mode(const bench_fetcher *f, const bench_env *e, const bench_target *t, bench_row *r,
+                    unsigned round, int k)
+{
+    double t0 = bench_now_ms();
+    bench_cpu before, after;
+    bench_stats *st = &r->round[round][k];
+    bench_cpu_snapshot(e, &before);
+    int failed = bench_run_cell(f, t, &r->plan, st) != 0;
+    bench_cpu_snapshot(e, &after);
+    bench_cpu_per_fetch(&before, &after, r->plan.warmup + st->done + st->failed, &r->round_cpu[round][k]);
+    fprintf(stderr, "bench: round %u %-4s %-5s c=%-2u %-9s %4u ok %3u failed  median %7.2f ms  %7.1f/s  (%.1f s)\n",
+            round + 1, r->page, r->scheme, r->concurrency, f->name, st->done, st->failed, st->median_ms, st->per_s,
+            (bench_now_ms() - t0) / 1e3);
+    if (st->first_error[0])
+        fprintf(stderr, "bench:   first error: %s\n", st->first_error);
+    return failed;
+}
+
+/* Every cell in every round; within a cell the modes run back to back in an
+ * order rotated by round and cell, so drift of the machine and whatever one
+ * mode leaves behind (page cache, the zygote's pool, TIME_WAIT sockets) do
+ * not always favour the same mode. */
 static int run_grid(const options *o, const bench_env *e, bench_row *rows, size_t *n_rows)
 {
-    static const bench_fetcher *modes[BENCH_MODES] = { &bench_inproc, &bench_curl_proc, &bench_verifetch };
+    static const bench_fetcher *modes[BENCH_MODES] = { &bench_inproc, &bench_floor, &bench_curl_proc,
+                                                       &bench_verifetch };
     static const char *schemes[] = { "http", "https" };
+    static bench_target targets[16];
     int failures = 0;
     size_t n = 0;
     for (size_t p = 0; p < sizeof plan_table / sizeof plan_table[0]; p++)
         for (int s = 0; s < 2; s++) {
-            bench_row *r = &rows[n++];
+            bench_row *r = &rows[n];
             r->page = plan_table[p].page;
             r->scheme = schemes[s];
             r->concurrency = plan_table[p].conc;
+            r->rounds = o->rounds;
             r->plan = (bench_plan){ .concurrency = plan_table[p].conc, .warmup = plan_table[p].warmup,
                                     .requests = scaled(plan_table[p].requests, o->scale, plan_table[p].conc),
                                     .time_cap_s = CELL_TIME_CAP_S * (o->scale > 1 ? o->scale : 1) };
-            bench_target t;
-            make_target(&t, e, o, r->page, plan_table[p].bytes, s == 1);
-            /* Modes back to back per cell, so any drift of the machine hits all three alike. */
-            for (int k = 0; k < BENCH_MODES; k++) {
-                double t0 = bench_now_ms();
-                bench_cpu before, after;
-                bench_cpu_snapshot(e, &before);
-                if (bench_run_cell(modes[k], &t, &r->plan, &r->mode[k]) != 0)
-                    failures++;
-                bench_cpu_snapshot(e, &after);
-                bench_cpu_per_fetch(&before, &after, r->plan.warmup + r->mode[k].done + r->mode[k].failed,
-                                    &r->cpu[k]);
-                fprintf(stderr, "bench: %-4s %-5s c=%-2u %-9s %4u ok %3u failed  median %7.2f ms  %7.1f/s  (%.1f s)\n",
-                        r->page, r->scheme, r->concurrency, modes[k]->name, r->mode[k].done, r->mode[k].failed,
-                        r->mode[k].median_ms, r->mode[k].per_s, (bench_now_ms() - t0) / 1e3);
-                if (r->mode[k].first_error[0])
-                    fprintf(stderr, "bench:   first error: %s\n", r->mode[k].first_error);
-            }
+            make_target(&targets[n], e, o, r->page, plan_table[p].bytes, s == 1);
+            n++;
         }
+    for (unsigned round = 0; round < o->rounds; round++)
+        for (size_t i = 0; i < n; i++)
+            for (int j = 0; j < BENCH_MODES; j++) {
+                int k = (int)((j + round + i) % BENCH_MODES);
+                failures += run_mode(modes[k], e, &targets[i], &rows[i], round, k);
+            }
+    for (size_t i = 0; i < n; i++)
+        bench_row_summarise(&rows[i]);
     *n_rows = n;
     return failures;
 }
@@ -200,6 +228,30 @@ static int run_c64(const options *o, const bench_env *e, bench_memory_report *m)
         if (m->c64[p].first_error[0])
             fprintf(stderr, "bench:   first error: %s\n", m->c64[p].first_error);
     }
+    return failures;
+}
+
+/* Broker memory at 16 concurrent 8 MiB lookups, then what it keeps once
+ * idle: the heap should go back near its start after the load. */
+static int run_large_and_idle(const options *o, const bench_env *e, bench_memory_report *m)
+{
+    if (bench_reset_hwm(e->broker_pid) != 0)
+        m->hwm_reset_ok = false;
+    bench_target t;
+    make_target(&t, e, o, "8m", PAGE_8M_BYTES, false);
+    bench_plan plan = { .concurrency = 16, .warmup = 0, .requests = scaled(32, o->scale, 16),
+                        .time_cap_s = CELL_TIME_CAP_S * 4 };
+    int failures = bench_run_cell(&bench_verifetch, &t, &plan, &m->c16_8m) != 0;
+    m->broker_hwm_c16_8m_kib = bench_proc_kib(e->broker_pid, "VmHWM");
+    fprintf(stderr, "bench: 16 concurrent 8m lookups: %u ok, %u failed, broker VmHWM %ld KiB\n", m->c16_8m.done,
+            m->c16_8m.failed, m->broker_hwm_c16_8m_kib);
+    if (m->c16_8m.first_error[0])
+        fprintf(stderr, "bench:   first error: %s\n", m->c16_8m.first_error);
+    /* Connections close and workers are reaped within a moment; then idle. */
+    bench_sleep_ms(1500);
+    m->broker_idle_rss_kib = bench_proc_kib(e->broker_pid, "VmRSS");
+    fprintf(stderr, "bench: broker VmRSS once idle after the load: %ld KiB (start %ld)\n", m->broker_idle_rss_kib,
+            m->broker_start_rss_kib);
     return failures;
 }
 
@@ -247,10 +299,10 @@ static int run_ca_cost(const options *o, const binaries *b, const bench_env *e, 
 
 static int run_worker_memory(const options *o, const binaries *b, const bench_env *e, bench_memory_report *m)
 {
-    static const char *pages[] = { "/10k", "/1m" }, *pages_txt[] = { "/10k.txt", "/1m.txt" };
+    static const char *pages[] = { "/10k", "/1m", "/8m" }, *pages_txt[] = { "/10k.txt", "/1m.txt", "/8m.txt" };
     int failures = 0;
     m->worker_reps = WORKER_REPS;
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++) {
             bench_worker_mem best = { .maxrss_kib = -1 };
             bool all_ok = true;
@@ -296,6 +348,8 @@ int main(int argc, char **argv)
         return 2;
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_ALL);
+    if (bench_floor_setup() != 0)
+        return 1;
     double t_start = bench_now_ms();
     double load_before = bench_loadavg();
     double busy_before = bench_machine_busy_ms();
@@ -328,6 +382,7 @@ int main(int argc, char **argv)
     int failures = run_grid(&o, &env, rows, &n_rows);
     mem.broker_hwm_grid_kib = bench_proc_kib(env.broker_pid, "VmHWM");
     failures += run_c64(&o, &env, &mem);
+    failures += run_large_and_idle(&o, &env, &mem);
     failures += run_worker_memory(&o, &bin, &env, &mem);
 
     /* What else the machine did meanwhile: its busy time minus ours. */
@@ -345,12 +400,13 @@ int main(int argc, char **argv)
                             .total_s = (bench_now_ms() - t_start) / 1e3,
                             .nproc = (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
                             .load_before = load_before, .load_after = bench_loadavg(),
-                            .foreign_cpu_s = foreign_ms / 1e3 };
+                            .foreign_cpu_s = foreign_ms / 1e3, .rounds = o.rounds };
     info.machine_cpu_s = info.total_s * info.nproc;
     bench_print_report(stdout, &info, rows, n_rows, &mem);
     int json_rc = bench_write_json(o.json, &info, rows, n_rows, &mem);
     if (json_rc == 0)
         printf("\nJSON: %s\n", o.json);
+    bench_floor_teardown();
     curl_global_cleanup();
     if (failures > 0 || json_rc != 0) {
         fprintf(stderr, "bench: %d measurement(s) had failures (see notes above)\n", failures);

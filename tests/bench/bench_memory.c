@@ -107,9 +107,10 @@ static int slot_of(bench_sampler *s, pid_t pid)
     return -1;
 }
 
-/* A worker is a process named verifetch-worker (comm keeps 15 chars) whose
- * parent is the broker, the broker's zygote, or another worker (a worker may
- * fork once more inside its pid namespace). The zygote itself is not one. */
+/* A worker is a process named verifetch-worker (comm keeps 15 chars) or
+ * vf-zygote (a forked worker keeps the zygote's name until it renames itself)
+ * whose parent is the broker, the broker's zygote, or another worker (a worker
+ * may fork once more inside its pid namespace). The zygote itself is not one. */
 static void scan_once(bench_sampler *s)
 {
     DIR *d = opendir("/proc");
@@ -120,8 +121,8 @@ static void scan_once(bench_sampler *s)
         if (!isdigit((unsigned char)de->d_name[0]))
             continue;
         proc_status ps;
-        if (read_status(de->d_name, &ps) != 0 || strncmp(ps.name, "verifetch-worke", 15) != 0 ||
-            ps.hwm_kib < 0)
+        if (read_status(de->d_name, &ps) != 0 || ps.hwm_kib < 0 ||
+            (strncmp(ps.name, "verifetch-worke", 15) != 0 && strncmp(ps.name, "vf-zygote", 9) != 0))
             continue;
         pid_t pid = (pid_t)atoi(de->d_name);
         if (pid == s->zygote)
@@ -160,6 +161,7 @@ bench_sampler *bench_sampler_start(pid_t broker_pid)
     if (!s)
         return NULL;
     s->broker = broker_pid;
+    s->zygote = bench_find_zygote(broker_pid);
     if (pthread_create(&s->thread, NULL, sampler_main, s) != 0) {
         free(s);
         return NULL;

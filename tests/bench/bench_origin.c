@@ -8,8 +8,9 @@
  * Listens on 127.0.0.1, two ephemeral ports, and prints one line
  *   "origin: plain=<port> tls=<port>\n"
  * then serves until killed (it also dies with its parent).
- * Paths: /10k and /1m (text/html, exactly 10240 and 1048576 bytes) and
- * /10k.txt and /1m.txt (the same sizes as text/plain); anything else is 404.
+ * Paths: /10k, /1m and /8m (text/html, exactly 10240, 1048576 and 8388608
+ * bytes) and /10k.txt, /1m.txt and /8m.txt (the same sizes as text/plain);
+ * anything else is 404.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -41,7 +42,8 @@ typedef struct {
     size_t len;
 } page;
 
-static page pages[4];
+#define N_PAGES 6
+static page pages[N_PAGES];
 static SSL_CTX *tls_ctx;
 
 /* Deterministic prose without anything a redactor or an interstitial
@@ -77,11 +79,11 @@ static char *make_body(size_t len, bool html)
 
 static int make_pages(void)
 {
-    const struct { const char *path; size_t len; bool html; } spec[4] = {
-        { "/10k", 10240, true }, { "/1m", 1048576, true },
-        { "/10k.txt", 10240, false }, { "/1m.txt", 1048576, false },
+    const struct { const char *path; size_t len; bool html; } spec[N_PAGES] = {
+        { "/10k", 10240, true }, { "/1m", 1048576, true }, { "/8m", 8388608, true },
+        { "/10k.txt", 10240, false }, { "/1m.txt", 1048576, false }, { "/8m.txt", 8388608, false },
     };
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < N_PAGES; i++) {
         pages[i].path = spec[i].path;
         pages[i].ctype = spec[i].html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
         pages[i].len = spec[i].len;
@@ -101,7 +103,7 @@ static const page *find_page(const char *head)
     if (!sp)
         return NULL;
     size_t n = (size_t)(sp - p);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < N_PAGES; i++)
         if (strlen(pages[i].path) == n && memcmp(pages[i].path, p, n) == 0)
             return &pages[i];
     return NULL;

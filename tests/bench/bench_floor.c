@@ -1,0 +1,161 @@
+/* (b) The floor: everything a lookup must do, in one process with no
+ * sandbox, no IPC and no extra copies -- a fresh libcurl fetch, then the very
+ * code the worker and the broker run on the body (the worker's text library:
+ * charset + HTML extraction; the broker's judge: UTF-8 check, classify with
+ * must_contain, redaction and the receipt, the same JSON writer). verifetch
+ * can only approach this; the ratio to it is what isolation costs. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "broker/judge/classify.h"
+#include "broker/judge/json_out.h"
+#include "broker/judge/receipt.h"
+#include "broker/judge/redact.h"
+#include "broker/judge/utf8_text.h"
+#include "worker/content/extract.h"
+
+#define FLOOR_TIMEOUT_MS 20000L
+
+typedef struct {
+    char *data;
+    size_t len, cap, max;
+    bool too_big;
+} body_buf;
+
+/* Shared by every thread: both are immutable once built (as in the broker). */
+static vf_redactor *redactor;
+static vf_classifier *classifier;
+
+static size_t collect(char *p, size_t size, size_t n, void *user)
+{
+    body_buf *b = user;
+    size_t add = size * n;
+    if (b->len + add > b->max) {
+        b->too_big = true;
+        return 0;
+    }
+    if (b->len + add + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64 * 1024;
+        while (cap < b->len + add + 1)
+            cap *= 2;
+        char *nb = realloc(b->data, cap);
+        if (!nb)
+            return 0;
+        b->data = nb;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, add);
+    b->len += add;
+    return add;
+}
+
+int bench_floor_setup(void)
+{
+    char err[256];
+    redactor = vf_redactor_new(NULL, 0, err, sizeof err);
+    classifier = redactor ? vf_classifier_new(NULL, 0, err, sizeof err) : NULL;
+    if (!classifier) {
+        fprintf(stderr, "bench: floor set-up failed: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+void bench_floor_teardown(void)
+{
+    vf_classifier_free(classifier);
+    vf_redactor_free(redactor);
+    classifier = NULL;
+    redactor = NULL;
+}
+
+/* The broker's part on an extracted text, as vf_lookup_run does it for one
+ * successful attempt; returns the JSON answer's length, 0 on failure. */
+static size_t judge_and_answer(const bench_target *t, const char *ctype, long status, const char *text,
+                               size_t text_len, char *err, size_t errlen)
+{
+    if (!vf_utf8_is_clean(text, text_len)) {
+        snprintf(err, errlen, "floor: extracted text is not clean UTF-8");
+        return 0;
+    }
+    vf_classify_input in = { .http_status = (int)status, .content_type = ctype, .text = text,
+                             .text_len = text_len, .must_contain = "Paragraph 0:", .min_chars = 1 };
+    vf_attempt_record rec = { .provider = "direct", .http_status = (int)status };
+    size_t chars = 0;
+    rec.outcome = vf_classify(classifier, &in, rec.detail, sizeof rec.detail, &chars);
+    if (rec.outcome != VF_OUTCOME_OK || chars < t->min_text_chars) {
+        snprintf(err, errlen, "floor: page judged unusable (%s, %zu chars)", rec.detail, chars);
+        return 0;
+    }
+    vf_receipt_input rin = { .url = t->url, .max_attempts = 1, .providers_available = 1, .log = &rec,
+                             .n_attempts = 1, .provider_used = "direct", .failure = VF_FAIL_NONE,
+                             .content_chars = chars, .text = text, .text_len = text_len, .final_url = t->url,
+                             .tenant = "bench", .order_reason = "static" };
+    json_t *doc = vf_tool_result_build(&rin, redactor);
+    size_t len = 0;
+    char *answer = vf_json_dump(doc, &len);
+    json_decref(doc);
+    bool ok = answer && strstr(answer, "\"status\":\"success\"");
+    free(answer);
+    if (!ok) {
+        snprintf(err, errlen, "floor: answer could not be built");
+        return 0;
+    }
+    return len;
+}
+
+static int floor_fetch(const bench_target *t, void *state, char *err, size_t errlen)
+{
+    (void)state;
+    CURL *h = curl_easy_init();
+    if (!h) {
+        snprintf(err, errlen, "curl_easy_init failed");
+        return -1;
+    }
+    body_buf body = { .max = BENCH_MAX_BODY_BYTES };
+    curl_easy_setopt(h, CURLOPT_URL, t->url);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, FLOOR_TIMEOUT_MS);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    if (t->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    char *ctype_ref = NULL;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype_ref);
+    char *ctype = ctype_ref ? strdup(ctype_ref) : NULL;
+    curl_easy_cleanup(h);
+    int result = -1;
+    if (rc != CURLE_OK || status != 200 || body.len != t->body_bytes) {
+        snprintf(err, errlen, "floor: %s, HTTP %ld, %zu of %zu bytes", curl_easy_strerror(rc), status, body.len,
+                 t->body_bytes);
+        goto out;
+    }
+    vf_extracted ex = { 0 };
+    if (!vf_extract(VF_MODE_RAW, NULL, (int)status, ctype, body.data ? body.data : "", body.len,
+                    BENCH_MAX_BODY_BYTES, &ex)) {
+        snprintf(err, errlen, "floor: extraction ran out of memory");
+        goto out;
+    }
+    /* The body is no longer needed once its text exists (the worker, too,
+     * sends only the text). */
+    free(body.data);
+    body.data = NULL;
+    if (judge_and_answer(t, ctype, status, ex.text, ex.text_len, err, errlen) > 0)
+        result = 0;
+    free(ex.text);
+out:
+    free(body.data);
+    free(ctype);
+    return result;
+}
+
+const bench_fetcher bench_floor = { "floor", NULL, floor_fetch, NULL };
