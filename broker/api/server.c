@@ -19,7 +19,7 @@
 #include "broker/api/request.h"
 #include "broker/api/tool_spec.h"
 #include "broker/api/unix_listener.h"
-#include "broker/judge/json_out.h"
+#include "broker/api/json_response.h"
 #include "broker/memory_tune.h"
 #include "ipc/ipc_frame.h"
 #include "policy/tenant_auth.h"
@@ -53,19 +53,16 @@ typedef struct {
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *doc)
 {
     size_t len = 0;
-    char *text = vf_json_dump(doc, &len); /* bulk-escapes the page text */
-    json_decref(doc);
+    struct MHD_Response *r = vf_json_response(doc, &len); /* streams the page text; takes doc */
     vf_memory_note_response(len);
-    if (!text) {
+    if (!r) {
         static const char oom[] = "{\"error\":{\"field\":\"\",\"message\":\"broker out of memory\"}}";
-        struct MHD_Response *r = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom,
-                                                                 MHD_RESPMEM_PERSISTENT);
+        r = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
         MHD_add_response_header(r, "Content-Type", "application/json");
         enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_INTERNAL_SERVER_ERROR, r);
         MHD_destroy_response(r);
         return ret;
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(r, "Content-Type", "application/json");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);

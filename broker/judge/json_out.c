@@ -17,6 +17,9 @@ typedef struct {
     char *data;
     size_t len, cap;
     bool failed;
+    /* Holes: long strings left out (vf_json_dump_holes); max_holes 0 = none. */
+    size_t min_hole, max_holes, n_holes;
+    vf_json_hole *holes;
 } outbuf;
 
 static bool reserve(outbuf *b, size_t n)
@@ -107,8 +110,80 @@ size_t vf_json_escape(char *dst, const char *s, size_t len)
     return (size_t)(o - dst);
 }
 
+static inline bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+static inline size_t escape_size(unsigned char c)
+{
+    switch (c) {
+    case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t':
+        return 2;
+    default:
+        return 6;
+    }
+}
+
+size_t vf_json_escaped_len(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t out = len, i = 0;
+    while (i < len) {
+        while (len - i >= 8) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (word_needs_escape(w))
+                break;
+            i += 8;
+        }
+        size_t end = len - i >= 8 ? i + 8 : len;
+        for (; i < end; i++)
+            if (needs_escape(p[i]))
+                out += escape_size(p[i]) - 1;
+    }
+    return out;
+}
+
+size_t vf_json_escape_some(char *dst, size_t room, const char *s, size_t len, size_t *consumed)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, o = 0;
+    while (i < len && o < room) {
+        /* The longest plain run that fits, copied whole. */
+        size_t run = i, limit = i + (room - o < len - i ? room - o : len - i);
+        while (limit - run >= 8) {
+            uint64_t w;
+            memcpy(&w, p + run, 8);
+            if (word_needs_escape(w))
+                break;
+            run += 8;
+        }
+        while (run < limit && !needs_escape(p[run]))
+            run++;
+        memcpy(dst + o, p + i, run - i);
+        o += run - i;
+        i = run;
+        if (i == len || o == room || !needs_escape(p[i]))
+            continue;
+        if (room - o < escape_size(p[i]))
+            break;
+        o += vf_json_escape(dst + o, s + i, 1);
+        i++;
+    }
+    *consumed = i;
+    return o;
+}
+
 static void put_string(outbuf *b, const char *s, size_t len)
 {
+    if (b->max_holes && len >= b->min_hole && b->n_holes < b->max_holes) {
+        put(b, "\"\"", 2);
+        if (!b->failed)
+            b->holes[b->n_holes++] = (vf_json_hole){ .at = b->len - 1, .s = s, .len = len,
+                                                     .escaped_len = vf_json_escaped_len(s, len) };
+        return;
+    }
     /* In slices, so the worst-case room reserved stays small (a slice of
      * control bytes grows six-fold) while a long text is still copied in
      * bulk; a large buffer grows by mremap, without copying. */
@@ -192,12 +267,30 @@ static void dump(outbuf *b, const json_t *j, unsigned depth)
     b->failed = true;
 }
 
+static char *dump_to(outbuf *b_in, const json_t *doc, size_t *len);
+
 char *vf_json_dump(const json_t *doc, size_t *len)
 {
+    outbuf b = { 0 };
+    return dump_to(&b, doc, len);
+}
+
+char *vf_json_dump_holes(const json_t *doc, size_t min_hole, vf_json_hole *holes, size_t max_holes,
+                         size_t *n_holes, size_t *len)
+{
+    outbuf b = { .min_hole = min_hole ? min_hole : 1, .max_holes = holes ? max_holes : 0, .holes = holes };
+    char *text = dump_to(&b, doc, len);
+    *n_holes = text ? b.n_holes : 0;
+    return text;
+}
+
+static char *dump_to(outbuf *b_in, const json_t *doc, size_t *len)
+{
+    outbuf b = *b_in;
     if (!doc)
         return NULL;
-    outbuf b = { 0 };
     dump(&b, doc, 0);
+    b_in->n_holes = b.n_holes;
     if (!reserve(&b, 1)) {
         free(b.data);
         return NULL;
@@ -206,4 +299,80 @@ char *vf_json_dump(const json_t *doc, size_t *len)
     if (len)
         *len = b.len;
     return b.data;
+}
+
+/* ---- streaming ---------------------------------------------------------- */
+
+/* A ToolResult has one page text (a failure none); room for a few. */
+#define MAX_HOLES 4
+
+struct vf_json_stream {
+    json_t *doc;                 /* owns the strings the holes point into */
+    char *frame;                 /* the document with the long strings left out */
+    size_t frame_len;
+    vf_json_hole holes[MAX_HOLES];
+    size_t n_holes;
+    /* Next byte: frame[frame_pos], or byte hole_pos of hole `hole` when in_hole. */
+    size_t frame_pos, hole, hole_pos;
+    bool in_hole;
+};
+
+vf_json_stream *vf_json_stream_new(json_t *doc, size_t min_hole, size_t *total)
+{
+    vf_json_stream *st = doc ? calloc(1, sizeof *st) : NULL;
+    if (!st) {
+        json_decref(doc);
+        return NULL;
+    }
+    st->doc = doc;
+    st->frame = vf_json_dump_holes(doc, min_hole, st->holes, MAX_HOLES, &st->n_holes, &st->frame_len);
+    if (!st->frame) {
+        vf_json_stream_free(st);
+        return NULL;
+    }
+    *total = st->frame_len;
+    for (size_t i = 0; i < st->n_holes; i++)
+        *total += st->holes[i].escaped_len;
+    return st;
+}
+
+/* The frame up to the next hole, then that hole escaped, and so on. */
+size_t vf_json_stream_read(vf_json_stream *st, char *buf, size_t max)
+{
+    size_t out = 0;
+    while (out < max) {
+        if (st->in_hole) {
+            const vf_json_hole *h = &st->holes[st->hole];
+            size_t used = 0;
+            out += vf_json_escape_some(buf + out, max - out, h->s + st->hole_pos, h->len - st->hole_pos, &used);
+            st->hole_pos += used;
+            if (st->hole_pos < h->len)
+                break; /* buffer full (or too small for the next escape) */
+            st->in_hole = false;
+            st->hole++;
+            continue;
+        }
+        size_t until = st->hole < st->n_holes ? st->holes[st->hole].at : st->frame_len;
+        if (st->frame_pos == until) {
+            if (st->hole >= st->n_holes)
+                break; /* all written */
+            st->in_hole = true;
+            st->hole_pos = 0;
+            continue;
+        }
+        size_t n = until - st->frame_pos < max - out ? until - st->frame_pos : max - out;
+        memcpy(buf + out, st->frame + st->frame_pos, n);
+        out += n;
+        st->frame_pos += n;
+    }
+    return out;
+}
+
+void vf_json_stream_free(vf_json_stream *st)
+{
+    if (!st)
+        return;
+    json_decref(st->doc);
+    free(st->frame);
+    free(st);
 }

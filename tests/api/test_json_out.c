@@ -78,3 +78,50 @@ Test(json_out, embedded_nul_and_empty)
     same_as_jansson(json_pack("{s:s}", "", ""));
     same_as_jansson(json_object());
 }
+
+/* Streamed in pieces of every awkward size, with the long strings left as
+ * holes, the bytes are still exactly jansson's. */
+static void stream_same_as_jansson(json_t *doc, size_t min_hole)
+{
+    char *want = json_dumps(doc, JSON_COMPACT);
+    cr_assert_not_null(want);
+    size_t want_len = strlen(want);
+    static const size_t pieces[] = { 6, 7, 13, 64, 4096, 1 << 20 };
+    for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+        size_t total = 0;
+        vf_json_stream *st = vf_json_stream_new(json_incref(doc), min_hole, &total);
+        cr_assert_not_null(st);
+        cr_assert_eq(total, want_len, "announced %zu, jansson %zu", total, want_len);
+        char *got = malloc(total + pieces[p]);
+        size_t len = 0, n;
+        while ((n = vf_json_stream_read(st, got + len, pieces[p])) > 0) {
+            cr_assert_leq(n, pieces[p]);
+            len += n;
+            cr_assert_leq(len, total);
+        }
+        vf_json_stream_free(st);
+        cr_assert_eq(len, total, "piece size %zu: %zu of %zu bytes", pieces[p], len, total);
+        cr_assert_eq(memcmp(got, want, total), 0, "piece size %zu: bytes differ", pieces[p]);
+        free(got);
+    }
+    free(want);
+    json_decref(doc);
+}
+
+Test(json_out, stream_in_pieces_matches_jansson)
+{
+    size_t n = 100000;
+    char *s = malloc(n);
+    cr_assert_not_null(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = "ab\"c\\d\ne\x01\xc3\xa9"[i % 11];
+    /* A trailing partial character would not be valid UTF-8: end on a letter. */
+    s[n - 1] = 'z';
+    s[n - 2] = 'y';
+    json_t *doc = json_pack("{s:s, s:[{s:{s:s, s:i}}, {s:s%}], s:s%}", "status", "success", "content", "json", "url",
+                            "http://x/\"q\"", "n", 3, "text", s, n, "second", s, (size_t)20000);
+    stream_same_as_jansson(json_incref(doc), 16 * 1024);   /* two holes */
+    stream_same_as_jansson(json_incref(doc), 1);           /* every string a hole */
+    stream_same_as_jansson(doc, 1 << 30);                  /* none */
+    free(s);
+}

@@ -1,0 +1,36 @@
+#include "broker/api/json_response.h"
+
+#include <stdint.h>
+
+#include "broker/judge/json_out.h"
+
+/* Strings this long are streamed; shorter ones are written inline. */
+#define HOLE_MIN (16u * 1024u)
+#define BLOCK_SIZE (32u * 1024u)
+
+static ssize_t produce(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos; /* MHD reads in order, from 0 to the announced size */
+    size_t n = vf_json_stream_read(cls, buf, max);
+    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void release(void *cls)
+{
+    vf_json_stream_free(cls);
+}
+
+struct MHD_Response *vf_json_response(json_t *doc, size_t *body_len)
+{
+    size_t total = 0;
+    vf_json_stream *st = vf_json_stream_new(doc, HOLE_MIN, &total);
+    if (!st)
+        return NULL;
+    struct MHD_Response *r = MHD_create_response_from_callback(total, BLOCK_SIZE, produce, st, release);
+    if (!r) {
+        vf_json_stream_free(st);
+        return NULL;
+    }
+    *body_len = total;
+    return r;
+}
