@@ -140,8 +140,10 @@ static int floor_fetch(const bench_target *t, void *state, char *err, size_t err
         goto out;
     }
     vf_extracted ex = { 0 };
-    if (!vf_extract(VF_MODE_RAW, NULL, (int)status, ctype, body.data ? body.data : "", body.len,
-                    BENCH_MAX_BODY_BYTES, &ex)) {
+    /* As the worker calls it for a lookup with default rendering. */
+    vf_extract_opts xo = { .render = 0, .page_url = t->url };
+    if (!vf_extract_with(&xo, VF_MODE_RAW, NULL, (int)status, ctype, body.data ? body.data : "", body.len,
+                         BENCH_MAX_BODY_BYTES, &ex)) {
         snprintf(err, errlen, "floor: extraction ran out of memory");
         goto out;
     }
@@ -151,7 +153,7 @@ static int floor_fetch(const bench_target *t, void *state, char *err, size_t err
     body.data = NULL;
     if (judge_and_answer(t, ctype, status, ex.text, ex.text_len, err, errlen) > 0)
         result = 0;
-    free(ex.text);
+    vf_extracted_free(&ex);
 out:
     free(body.data);
     free(ctype);
