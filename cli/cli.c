@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/config.h"
-
-#define CLI_MAX_RESPONSE (64u * 1024u * 1024u)
+#include "cli/broker_client.h"
+#include "cli/mcp_stdio.h"
 
 typedef enum { VIEW_FULL, VIEW_TEXT, VIEW_RECEIPT } view_mode;
 
@@ -24,16 +23,13 @@ typedef struct {
     view_mode view;
 } cli_args;
 
-typedef struct {
-    char *data;
-    size_t len;
-    int overflow;
-} buffer;
-
 static void usage(FILE *to)
 {
     fprintf(to, "usage: verifetch lookup URL [--must-contain TEXT] [--min-chars N] [--max-attempts N]\n"
-                "                            [--socket PATH] [--text | --receipt]\n");
+                "                            [--socket PATH] [--text | --receipt]\n"
+                "       verifetch mcp [--socket PATH]     (MCP server on stdin/stdout)\n"
+                "       verifetch --version\n"
+                "The socket is --socket, else $VERIFETCH_SOCKET, else verifetchd's default path.\n");
 }
 
 static int parse_count(const char *flag, const char *s, long *out)
@@ -59,7 +55,7 @@ static int parse_args(int argc, char **argv, cli_args *a)
             usage(stdout);
             exit(0);
         }
-        fprintf(stderr, "verifetch: expected the 'lookup' command\n");
+        fprintf(stderr, "verifetch: expected the 'lookup' or 'mcp' command\n");
         return -1;
     }
     for (int i = 2; i < argc; i++) {
@@ -96,24 +92,6 @@ static int parse_args(int argc, char **argv, cli_args *a)
     return 0;
 }
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-    buffer *b = userdata;
-    size_t n = size * nmemb;
-    if (b->len + n > CLI_MAX_RESPONSE) {
-        b->overflow = 1;
-        return 0;
-    }
-    char *grown = realloc(b->data, b->len + n + 1);
-    if (!grown)
-        return 0;
-    memcpy(grown + b->len, ptr, n);
-    b->data = grown;
-    b->len += n;
-    b->data[b->len] = '\0';
-    return n;
-}
-
 static char *request_body(const cli_args *a)
 {
     json_t *req = json_pack("{s:s}", "url", a->url);
@@ -148,47 +126,38 @@ static int present(const cli_args *a, json_t *result)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("verifetch %s\n", VERIFETCH_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "mcp") == 0)
+        return vf_cli_mcp_main(argc - 1, argv + 1);
     cli_args a;
     if (parse_args(argc, argv, &a) != 0) {
         usage(stderr);
         return 2;
     }
-    char *default_socket = a.socket_path ? NULL : vf_default_socket_path();
-    const char *socket_path = a.socket_path ? a.socket_path : default_socket;
+    char *socket_path = vf_cli_socket_path(a.socket_path);
     char *body = request_body(&a);
-    buffer resp = { 0 };
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    CURL *h = curl_easy_init();
-    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-    char errbuf[CURL_ERROR_SIZE] = "";
-    int code = 2;
-    if (!h || !body || !socket_path) {
+    if (!socket_path || !body) {
         fprintf(stderr, "verifetch: out of memory\n");
+        free(socket_path);
+        free(body);
+        return 2;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    vf_cli_response resp;
+    int code = 2;
+    if (vf_cli_request(socket_path, "/v1/lookup", body, NULL, &resp) != 0) {
+        fprintf(stderr, "verifetch: %s\n", resp.error);
         goto done;
     }
-    curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, socket_path);
-    curl_easy_setopt(h, CURLOPT_URL, "http://localhost/v1/lookup");
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROXY, "");
-    CURLcode rc = curl_easy_perform(h);
-    if (rc != CURLE_OK) {
-        fprintf(stderr, "verifetch: cannot reach verifetchd at %s: %s\n", socket_path,
-                errbuf[0] ? errbuf : curl_easy_strerror(rc));
-        goto done;
-    }
-    long http = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
     json_error_t jerr;
-    json_t *doc = json_loadb(resp.data ? resp.data : "", resp.len, 0, &jerr);
-    if (http != 200) {
+    json_t *doc = json_loadb(resp.body ? resp.body : "", resp.len, 0, &jerr);
+    if (resp.http != 200) {
         json_t *msg = json_object_get(json_object_get(doc, "error"), "message");
         json_t *field = json_object_get(json_object_get(doc, "error"), "field");
-        fprintf(stderr, "verifetch: broker refused the request (HTTP %ld): %s%s%s\n", http,
+        fprintf(stderr, "verifetch: broker refused the request (HTTP %ld): %s%s%s\n", resp.http,
                 json_string_value(field) && *json_string_value(field) ? json_string_value(field) : "",
                 json_string_value(field) && *json_string_value(field) ? ": " : "",
                 json_string_value(msg) ? json_string_value(msg) : "no message");
@@ -199,12 +168,9 @@ int main(int argc, char **argv)
     }
     json_decref(doc);
 done:
-    curl_slist_free_all(headers);
-    if (h)
-        curl_easy_cleanup(h);
     curl_global_cleanup();
-    free(resp.data);
+    vf_cli_response_free(&resp);
     free(body);
-    free(default_socket);
+    free(socket_path);
     return code;
 }

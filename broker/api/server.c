@@ -21,6 +21,7 @@
 #include "broker/api/unix_listener.h"
 #include "broker/api/json_response.h"
 #include "broker/memory_tune.h"
+#include "broker/mcp/mcp_http.h"
 #include "ipc/ipc_frame.h"
 #include "policy/tenant_auth.h"
 
@@ -170,6 +171,9 @@ static enum MHD_Result route(vf_server *s, vf_broker *b, struct MHD_Connection *
     bool post = strcmp(method, "POST") == 0;
     bool lookup = strcmp(url, "/v1/lookup") == 0, health = strcmp(url, "/v1/health") == 0;
     bool spec = strcmp(url, "/v1/tool-spec") == 0, metrics = strcmp(url, "/metrics") == 0;
+    if (strcmp(url, "/mcp") == 0)
+        return vf_mcp_http_serve(c, b, tenant_for(b->cfg, c, ctx->tcp), method, ctx->body, ctx->len,
+                                 ctx->too_large);
     if (!lookup && !health && !spec && !metrics)
         return send_error(c, MHD_HTTP_NOT_FOUND, "", "no such endpoint");
     if (lookup ? !post : !get)

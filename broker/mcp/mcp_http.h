@@ -1,0 +1,26 @@
+/* MCP Streamable HTTP at /mcp on verifetchd's listeners: one JSON-RPC
+ * message per POST, answered with one JSON object (no server-initiated
+ * streams, no sessions: each POST stands alone, so there is no state to
+ * hijack or leak between tenants). Host and Origin are checked against DNS
+ * rebinding before anything else. */
+#ifndef VERIFETCH_MCP_HTTP_H
+#define VERIFETCH_MCP_HTTP_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "broker/broker_context.h"
+
+/* tenant NULL = the caller maps to no tenant (403). too_large = the body
+ * passed the 64 KiB cap (413). */
+enum MHD_Result vf_mcp_http_serve(struct MHD_Connection *c, const vf_broker *b, const vf_tenant_config *tenant,
+                                  const char *method, const char *body, size_t len, bool too_large);
+
+/* The DNS-rebinding checks, exposed for unit tests: a Host header (NULL =
+ * absent) must name a loopback host; an Origin header, when present, must be
+ * an http(s) loopback origin. */
+bool vf_mcp_host_allowed(const char *host);
+bool vf_mcp_origin_allowed(const char *origin);
+
+#endif

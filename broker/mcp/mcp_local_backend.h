@@ -1,0 +1,18 @@
+/* The MCP core's backend inside verifetchd: lookups run in-process on the
+ * caller's tenant, through the same parser, quota, lookup and log as
+ * POST /v1/lookup. */
+#ifndef VERIFETCH_MCP_LOCAL_BACKEND_H
+#define VERIFETCH_MCP_LOCAL_BACKEND_H
+
+#include "broker/broker_context.h"
+#include "broker/mcp/mcp_protocol.h"
+
+typedef struct {
+    const vf_broker *broker;
+    const vf_tenant_config *tenant;
+} vf_mcp_local;
+
+/* A backend whose ctx is local (which must outlive it). */
+vf_mcp_backend vf_mcp_local_backend(vf_mcp_local *local);
+
+#endif
