@@ -11,6 +11,9 @@ DEPS=(
   openssl ca-certificates python3 curl procps
   systemd groff-base man-db python3-yaml binutils
 )
+# node + npm run the MCP/TypeScript client tests with the real npm clients;
+# a machine that already has node (e.g. from another source) keeps it.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || DEPS+=(nodejs npm)
 missing=()
 for p in "${DEPS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
