@@ -18,6 +18,7 @@
 #include "broker/api/metrics.h"
 #include "broker/api/request.h"
 #include "broker/api/tool_spec.h"
+#include "broker/api/tool_spec_format.h"
 #include "broker/api/unix_listener.h"
 #include "broker/api/json_response.h"
 #include "broker/memory_tune.h"
@@ -186,8 +187,12 @@ static enum MHD_Result route(vf_server *s, vf_broker *b, struct MHD_Connection *
         return handle_lookup(b, tenant, c, ctx);
     if (metrics)
         return handle_metrics(b, tenant, c);
-    if (spec)
-        return send_json(c, MHD_HTTP_OK, vf_tool_spec(tenant->attempt_ceiling));
+    if (spec) {
+        json_t *doc = vf_tool_spec_as(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format"),
+                                      tenant->attempt_ceiling);
+        return doc ? send_json(c, MHD_HTTP_OK, doc)
+                   : send_error(c, MHD_HTTP_BAD_REQUEST, "format", "format must be one of " VF_TOOL_SPEC_FORMATS);
+    }
     return send_json(c, MHD_HTTP_OK, vf_health_json(s->health));
 }
 

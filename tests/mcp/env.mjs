@@ -22,7 +22,7 @@ export const WALL_HTML = '<!DOCTYPE html><html lang="en-US"><head><title>Just a 
   '<noscript>Enable JavaScript and cookies to continue</noscript>' +
   '<p>example.com needs to review the security of your connection before proceeding.</p></div></body></html>';
 
-/** A loopback origin: /page (usable), /wall (Cloudflare challenge), /slow (answers after ms=). */
+/** A loopback origin: /page (usable), /wall and /wall200 (Cloudflare challenge), /slow (answers after ms=). */
 export async function startOrigin() {
   const closedEarly = [];
   const server = http.createServer((req, res) => {
@@ -30,8 +30,10 @@ export async function startOrigin() {
     if (url.pathname === '/page') {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
       res.end(`<html><head><title>Loopback</title></head><body><p>${GOOD_TEXT}</p></body></html>`);
-    } else if (url.pathname === '/wall') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'cf-mitigated': 'challenge' });
+    } else if (url.pathname === '/wall' || url.pathname === '/wall200') {
+      // Cloudflare serves its challenge as 403 with cf-mitigated; /wall200 is the same page as a 200.
+      res.writeHead(url.pathname === '/wall' ? 403 : 200,
+        { 'Content-Type': 'text/html; charset=utf-8', 'cf-mitigated': 'challenge' });
       res.end(WALL_HTML);
     } else if (url.pathname === '/slow') {
       const timer = setTimeout(() => {
