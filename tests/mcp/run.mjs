@@ -5,8 +5,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [file, modulesDir] = process.argv.slice(2);
-if (!existsSync(path.join(modulesDir, 'node_modules', '.package-lock.json'))) {
+const [file, ...dirs] = process.argv.slice(2);
+const modulesDir = dirs.find((d) => !existsSync(path.join(d, 'node_modules', '.package-lock.json')));
+if (modulesDir) {
   const how = `run: npm ci --prefix ${modulesDir}`;
   if (process.env.CI) {
     console.error(`node_modules missing in ${modulesDir} under CI (${how})`);
