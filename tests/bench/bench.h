@@ -85,16 +85,12 @@ int bench_read_line(int fd, char *buf, size_t len, unsigned timeout_ms);
 /* SIGTERM, wait up to timeout_ms, then SIGKILL; always reaps. */
 void bench_stop(pid_t pid, unsigned timeout_ms);
 
-/* A field of /proc/<pid>/status ("VmHWM", "VmRSS") in KiB, or -1. */
-long bench_proc_kib(pid_t pid, const char *field);
+/* /proc figures (VmHWM, parents, the zygote test) come from
+ * tests/support/proc_inspect.h. */
 /* Reset VmHWM to the current RSS (echo 5 > clear_refs). 0 on success. */
 int bench_reset_hwm(pid_t pid);
 /* The broker's zygote (a child running "verifetch-worker --zygote ..."), or 0. */
 pid_t bench_find_zygote(pid_t broker);
-/* Whether pid's command line has "--zygote" as its second word. */
-bool bench_is_zygote(pid_t pid);
-/* PPid from /proc/<pid>/status, or -1. */
-pid_t bench_parent_of(pid_t pid);
 
 /* ---- CPU accounting ------------------------------------------------------ */
 

@@ -9,6 +9,7 @@
  * failed, 2 on bad usage or a missing binary.
  */
 #include "bench.h"
+#include "proc_inspect.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -222,7 +223,7 @@ static int run_c64(const options *o, const bench_env *e, bench_memory_report *m)
                             .time_cap_s = CELL_TIME_CAP_S * 2 };
         if (bench_run_cell(&bench_verifetch, &t, &plan, &m->c64[p]) != 0)
             failures++;
-        m->broker_hwm_c64_kib[p] = bench_proc_kib(e->broker_pid, "VmHWM");
+        m->broker_hwm_c64_kib[p] = pi_status_kib(e->broker_pid, "VmHWM");
         fprintf(stderr, "bench: 64 concurrent %s lookups: %u ok, %u failed, broker VmHWM %ld KiB\n", phase[p].page,
                 m->c64[p].done, m->c64[p].failed, m->broker_hwm_c64_kib[p]);
         if (m->c64[p].first_error[0])
@@ -242,14 +243,14 @@ static int run_large_and_idle(const options *o, const bench_env *e, bench_memory
     bench_plan plan = { .concurrency = 16, .warmup = 0, .requests = scaled(32, o->scale, 16),
                         .time_cap_s = CELL_TIME_CAP_S * 4 };
     int failures = bench_run_cell(&bench_verifetch, &t, &plan, &m->c16_8m) != 0;
-    m->broker_hwm_c16_8m_kib = bench_proc_kib(e->broker_pid, "VmHWM");
+    m->broker_hwm_c16_8m_kib = pi_status_kib(e->broker_pid, "VmHWM");
     fprintf(stderr, "bench: 16 concurrent 8m lookups: %u ok, %u failed, broker VmHWM %ld KiB\n", m->c16_8m.done,
             m->c16_8m.failed, m->broker_hwm_c16_8m_kib);
     if (m->c16_8m.first_error[0])
         fprintf(stderr, "bench:   first error: %s\n", m->c16_8m.first_error);
     /* Connections close and workers are reaped within a moment; then idle. */
     bench_sleep_ms(1500);
-    m->broker_idle_rss_kib = bench_proc_kib(e->broker_pid, "VmRSS");
+    m->broker_idle_rss_kib = pi_status_kib(e->broker_pid, "VmRSS");
     fprintf(stderr, "bench: broker VmRSS once idle after the load: %ld KiB (start %ld)\n", m->broker_idle_rss_kib,
             m->broker_start_rss_kib);
     return failures;
@@ -323,8 +324,8 @@ static int run_worker_memory(const options *o, const binaries *b, const bench_en
         }
     failures += run_ca_cost(o, b, e, m);
     pid_t zygote = bench_find_zygote(e->broker_pid);
-    m->zygote_rss_kib = zygote > 0 ? bench_proc_kib(zygote, "VmRSS") : -1;
-    m->zygote_hwm_kib = zygote > 0 ? bench_proc_kib(zygote, "VmHWM") : -1;
+    m->zygote_rss_kib = zygote > 0 ? pi_status_kib(zygote, "VmRSS") : -1;
+    m->zygote_hwm_kib = zygote > 0 ? pi_status_kib(zygote, "VmHWM") : -1;
     /* In situ: the broker's own workers, sampled from /proc during 1 MiB lookups. */
     m->insitu_lookups = INSITU_LOOKUPS;
     for (int s = 0; s < 2; s++) {
@@ -378,9 +379,9 @@ int main(int argc, char **argv)
     static bench_row rows[16];
     static bench_memory_report mem;
     size_t n_rows = 0;
-    mem.broker_start_rss_kib = bench_proc_kib(env.broker_pid, "VmRSS");
+    mem.broker_start_rss_kib = pi_status_kib(env.broker_pid, "VmRSS");
     int failures = run_grid(&o, &env, rows, &n_rows);
-    mem.broker_hwm_grid_kib = bench_proc_kib(env.broker_pid, "VmHWM");
+    mem.broker_hwm_grid_kib = pi_status_kib(env.broker_pid, "VmHWM");
     failures += run_c64(&o, &env, &mem);
     failures += run_large_and_idle(&o, &env, &mem);
     failures += run_worker_memory(&o, &bin, &env, &mem);

@@ -1,6 +1,7 @@
 /* Worker memory, two ways: the standalone launcher (exact, wait4 ru_maxrss)
  * and in-situ /proc sampling of the broker's own workers (a lower bound). */
 #include "bench.h"
+#include "proc_inspect.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -127,7 +128,7 @@ static void scan_once(bench_sampler *s)
         pid_t pid = (pid_t)atoi(de->d_name);
         if (pid == s->zygote)
             continue;
-        if (ps.ppid == s->broker && !s->zygote && bench_is_zygote(pid)) {
+        if (ps.ppid == s->broker && !s->zygote && pi_is_zygote(pid)) {
             s->zygote = pid;
             continue;
         }

@@ -1,8 +1,7 @@
 /* Child processes and /proc reading for the benchmark. */
 #include "bench.h"
+#include "proc_inspect.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -144,24 +143,6 @@ void bench_stop(pid_t pid, unsigned timeout_ms)
         ;
 }
 
-long bench_proc_kib(pid_t pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t flen = strlen(field);
-    long kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            kib = strtol(line + flen + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kib;
-}
-
 int bench_reset_hwm(pid_t pid)
 {
     char path[64];
@@ -175,55 +156,14 @@ int bench_reset_hwm(pid_t pid)
     return w == 1 ? 0 : -1;
 }
 
-pid_t bench_parent_of(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    pid_t ppid = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "PPid:", 5) == 0) {
-            ppid = (pid_t)strtol(line + 5, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return ppid;
-}
-
-bool bench_is_zygote(pid_t pid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    size_t first = strlen(buf);
-    return (ssize_t)first + 1 < n && strcmp(buf + first + 1, "--zygote") == 0;
-}
-
 pid_t bench_find_zygote(pid_t broker)
 {
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    pid_t found = 0;
-    struct dirent *de;
-    while (!found && (de = readdir(d))) {
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        pid_t pid = (pid_t)atoi(de->d_name);
-        if (bench_parent_of(pid) == broker && bench_is_zygote(pid))
-            found = pid;
-    }
-    closedir(d);
-    return found;
+    pid_t kids[64];
+    size_t n = pi_children(broker, kids, 64);
+    for (size_t i = 0; i < n; i++)
+        if (pi_is_zygote(kids[i]))
+            return kids[i];
+    return 0;
 }
 
 double bench_loadavg(void)

@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "proc_inspect.h"   /* tests/support: pi_children, pi_read, ... */
+
 /* Criterion fixtures: use as .init / .fini of every e2e TestSuite. */
 void hx_setup(void);
 void hx_teardown(void);
@@ -145,8 +147,6 @@ size_t hx_utf8_len(const char *s);
  * most timeout_ms, kill on overrun. Returns the wait status, or -1 on timeout. */
 int hx_run(char *const argv[], const char *stdout_path, const char *stderr_path,
            unsigned timeout_ms);
-/* Direct children of pid (from /proc), up to max; returns count. */
-size_t hx_children_of(pid_t pid, pid_t *out, size_t max);
 /* Wait (bounded) until pid has no children; returns the count left. */
 size_t hx_wait_no_children(pid_t pid, unsigned timeout_ms);
 /* Read a whole file (malloc'd, NUL-terminated) or NULL. */

@@ -166,14 +166,12 @@ void hx_broker_stop_checked(hx_broker *b, const pid_t *keep, size_t n_keep)
     cr_assert(access(b->socket_path, F_OK) != 0, "verifetchd left its socket %s behind",
               b->socket_path);
     pid_t kids[64];
-    size_t n = hx_children_of(getpid(), kids, 64);
+    size_t n = pi_children(getpid(), kids, 64);
     for (size_t i = 0; i < n; i++) {
         bool expected = false;
         for (size_t k = 0; k < n_keep; k++)
             expected = expected || kids[i] == keep[k];
-        char comm_path[64], *comm;
-        hx_fmt(comm_path, sizeof comm_path, "/proc/%d/comm", (int)kids[i]);
-        comm = hx_read_file(comm_path, NULL);
+        char *comm = pi_read(kids[i], "comm", NULL);
         cr_assert(expected, "leftover process %d (%s) after verifetchd stopped", (int)kids[i],
                   comm ? comm : "?");
         free(comm);

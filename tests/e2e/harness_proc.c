@@ -2,8 +2,6 @@
  * bounded waits, kill-and-reap, and /proc scans for leftover children. */
 #include "harness_internal.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,6 +15,8 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+
+#include "proc_inspect.h"
 
 
 #define HX_MAX_TRACKED 32
@@ -136,7 +136,7 @@ void hx_reap_all(void)
     /* Orphans re-parented to us (we are a subreaper), e.g. a worker whose broker died. */
     pid_t kids[64];
     for (int round = 0; round < 3; round++) {
-        size_t n = hx_children_of(getpid(), kids, 64);
+        size_t n = pi_children(getpid(), kids, 64);
         if (n == 0)
             break;
         for (size_t i = 0; i < n; i++)
@@ -167,63 +167,14 @@ int hx_run(char *const argv[], const char *stdout_path, const char *stderr_path,
     return st;
 }
 
-/* ppid is field 4 of /proc/<pid>/stat; comm (field 2) may hold spaces and ')'. */
-static pid_t parent_of(const char *pid_dir)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", pid_dir);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *close_paren = strrchr(buf, ')');
-    char state;
-    int ppid;
-    if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
-        return -1;
-    return (pid_t)ppid;
-}
-
-size_t hx_children_of(pid_t pid, pid_t *out, size_t max)
-{
-    size_t n = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < max) {
-        if (!isdigit((unsigned char)e->d_name[0]))
-            continue;
-        if (parent_of(e->d_name) == pid)
-            out[n++] = (pid_t)atoi(e->d_name);
-    }
-    closedir(d);
-    return n;
-}
-
-/* The broker's zygote (argv[1] "--zygote") lives as long as the broker; only
- * workers count as leftovers. */
-static bool is_zygote(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    size_t len = 0;
-    char *cmd = hx_read_file(path, &len);
-    bool z = cmd && strnlen(cmd, len) + 1 < len && strcmp(cmd + strlen(cmd) + 1, "--zygote") == 0;
-    free(cmd);
-    return z;
-}
-
 size_t hx_wait_no_children(pid_t pid, unsigned timeout_ms)
 {
     pid_t kids[64];
     double deadline = hx_now_ms() + timeout_ms;
     for (;;) {
-        size_t all = hx_children_of(pid, kids, 64), n = 0;
+        size_t all = pi_children(pid, kids, 64), n = 0;
         for (size_t i = 0; i < all; i++)
-            n += !is_zygote(kids[i]);
+            n += !pi_is_zygote(kids[i]);  /* the zygote lives as long as the broker */
         if (n == 0 || hx_now_ms() >= deadline)
             return n;
         sleep_ms(10);

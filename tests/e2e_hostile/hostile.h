@@ -43,12 +43,7 @@ const char *hh_url(const hh_origin *o, const char *path, char *buf, size_t len);
 
 /* ---- /proc accounting ------------------------------------------------------- */
 
-/* Open descriptors of pid (entries of /proc/<pid>/fd), or -1. */
-long hh_fd_count(pid_t pid);
-/* Every live process below pid (children, grandchildren, ...). */
-size_t hh_descendants(pid_t pid);
-/* A "Vm...:" line of /proc/<pid>/status in KiB ("VmRSS", "VmHWM"), or -1. */
-long hh_status_kib(pid_t pid, const char *field);
+/* Descriptors, descendants and memory figures: pi_* in proc_inspect.h. */
 
 typedef struct {
     long fds;

@@ -35,7 +35,7 @@ static hx_response lookup(const char *path)
 static void finish(void)
 {
     tc_assert_healthy(&broker);
-    long hwm = hh_status_kib(broker.pid, "VmHWM");
+    long hwm = pi_status_kib(broker.pid, "VmHWM");
     cr_assert(hwm > 0, "cannot read VmHWM of verifetchd");
     cr_assert_lt(hwm, BROKER_HWM_KIB, "verifetchd peak RSS %ld KiB (bound %ld KiB)", hwm, BROKER_HWM_KIB);
     pid_t keep[] = { origin.pid };

@@ -113,7 +113,7 @@ static void sigterm_mid_flight(const char *path, bool may_succeed)
     pid_t broker = t.broker.pid;
     double t0 = hx_now_ms();
     size_t workers = 0;
-    while ((workers = hh_descendants(broker)) < IN_FLIGHT && hx_now_ms() - t0 < 3000)
+    while ((workers = pi_descendants(broker, NULL, 0)) < IN_FLIGHT && hx_now_ms() - t0 < 3000)
         usleep(10000);
     double since = hx_now_ms() - t0;
     if (since < TERM_AFTER_MS)
@@ -150,7 +150,7 @@ static void sigterm_mid_flight(const char *path, bool may_succeed)
 
     /* Workers orphaned by the broker would have been re-parented to us. */
     pid_t kids[16];
-    size_t n = hx_children_of(getpid(), kids, 16);
+    size_t n = pi_children(getpid(), kids, 16);
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(kids[i], t.origin.pid, "process %d left after verifetchd exited", (int)kids[i]);
 

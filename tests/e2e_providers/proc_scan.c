@@ -1,7 +1,5 @@
 #include "proc_scan.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -10,95 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PS_MAX_PROCS 4096
 #define PS_CHUNK (1u << 20)
 /* ASan/UBSan builds reserve terabytes of shadow as one readable mapping that is
  * almost all untouched; a key cannot hide there, and reading it would take hours. */
 #define PS_MAX_MAPPING (1ull << 30)
-
-char *ps_read_proc(pid_t pid, const char *what, size_t *len)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *bigger = cap < (16u << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!bigger)
-                break;
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t got = read(fd, buf + n, cap - n - 1);
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
-    close(fd);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = n;
-    }
-    return buf;
-}
-
-static pid_t parent_of(pid_t pid)
-{
-    char *stat = ps_read_proc(pid, "stat", NULL);
-    if (!stat)
-        return -1;
-    /* comm (field 2) may hold spaces and ')': ppid follows the last ')'. */
-    char *paren = strrchr(stat, ')');
-    char state;
-    int ppid = -1;
-    if (!paren || sscanf(paren + 1, " %c %d", &state, &ppid) != 2)
-        ppid = -1;
-    free(stat);
-    return (pid_t)ppid;
-}
-
-size_t ps_descendants(pid_t root, pid_t *out, size_t max)
-{
-    pid_t pids[PS_MAX_PROCS], ppids[PS_MAX_PROCS];
-    size_t n = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < PS_MAX_PROCS) {
-        if (!isdigit((unsigned char)e->d_name[0]))
-            continue;
-        pids[n] = (pid_t)atoi(e->d_name);
-        ppids[n] = parent_of(pids[n]);
-        n++;
-    }
-    closedir(d);
-    /* Breadth first: out[] doubles as the queue. */
-    size_t found = 0;
-    pid_t frontier = root;
-    for (size_t q = 0;; q++) {
-        for (size_t i = 0; i < n && found < max; i++)
-            if (ppids[i] == frontier && pids[i] != root)
-                out[found++] = pids[i];
-        if (q >= found)
-            break;
-        frontier = out[q];
-    }
-    return found;
-}
-
-bool ps_is_worker(pid_t pid)
-{
-    char *cmd = ps_read_proc(pid, "cmdline", NULL);
-    bool yes = cmd && strncmp(cmd, "verifetch-worker", 16) == 0;
-    free(cmd);
-    return yes;
-}
 
 static void search(const char *buf, size_t len, uint64_t base, const ps_needle *needles,
                    size_t n, ps_mem_result *out, const char *map)

@@ -1,7 +1,7 @@
-/* Looking inside live processes from outside (tests run as root): the process
- * tree under the broker, and a search of a process's environ, cmdline and
- * every readable mapping of its memory. No Criterion assertions in here: these
- * run on a helper thread while the lookup is in flight. */
+/* Searching every readable mapping of a live process's memory from outside
+ * (tests run as root); the process tree and /proc files come from
+ * tests/support/proc_inspect.h. No Criterion assertions in here: these run on
+ * a helper thread while the lookup is in flight. */
 #ifndef VERIFETCH_E2E_PROVIDERS_PROC_SCAN_H
 #define VERIFETCH_E2E_PROVIDERS_PROC_SCAN_H
 
@@ -26,12 +26,6 @@ typedef struct {
     char found_map[PS_MAX_NEEDLES][96];   /* the mapping's perms and path */
 } ps_mem_result;
 
-/* Every descendant of root (by /proc/<pid>/stat ppid), whatever sits between. */
-size_t ps_descendants(pid_t root, pid_t *out, size_t max);
-/* True when argv[0] of pid starts with "verifetch-worker". */
-bool ps_is_worker(pid_t pid);
-/* /proc/<pid>/<what> (malloc'd) or NULL. */
-char *ps_read_proc(pid_t pid, const char *what, size_t *len);
 /* Search all readable mappings of pid; -1 when /proc/<pid>/mem or maps cannot be opened. */
 int ps_scan_memory(pid_t pid, const ps_needle *needles, size_t n, ps_mem_result *out);
 

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "proc_inspect.h"
 #include "proc_scan.h"
 #include "provider_env.h"
 
@@ -66,7 +67,7 @@ static void scan_worker(scan_job *j, pid_t pid)
     static const char *const files[] = { "environ", "cmdline" };
     for (size_t f = 0; f < 2; f++) {
         size_t len = 0;
-        char *text = ps_read_proc(pid, files[f], &len);
+        char *text = pi_read(pid, files[f], &len);
         if (!text) {
             snprintf(j->problem, sizeof j->problem, "cannot read /proc/%d/%s", (int)pid, files[f]);
             continue;
@@ -104,9 +105,9 @@ static void *scan_main(void *arg)
      * blocks in the hook; give it that long, far less than the deadline. */
     sleep_ms(300);
     pid_t kids[64];
-    size_t n = ps_descendants(j->broker, kids, 64);
+    size_t n = pi_descendants(j->broker, kids, 64);
     for (size_t i = 0; i < n; i++) {
-        if (!ps_is_worker(kids[i]))
+        if (!pi_is_worker(kids[i]))
             continue;
         j->workers++;
         scan_worker(j, kids[i]);

@@ -228,7 +228,7 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
     cr_assert_eq(warm, WARMUP, "warm-up did not finish inside the wall cap");
     check_replies(replies, warm, latencies, per_kind);
     hh_usage base = hh_usage_steady(b.pid, 5000);
-    long rss_warm = hh_status_kib(b.pid, "VmRSS");
+    long rss_warm = pi_status_kib(b.pid, "VmRSS");
     cr_assert(base.fds > 2 && rss_warm > 0, "cannot read verifetchd's /proc entries");
 
     env.offset = WARMUP;
@@ -244,8 +244,8 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
                   WALL_CAP_MS / 1000);
 
     hh_usage after = hh_usage_settle(b.pid, base, 5000);
-    long rss_after = hh_status_kib(b.pid, "VmRSS");
-    long hwm = hh_status_kib(b.pid, "VmHWM");
+    long rss_after = pi_status_kib(b.pid, "VmRSS");
+    long hwm = pi_status_kib(b.pid, "VmHWM");
     qsort(latencies, issued, sizeof latencies[0], by_value);
 
     char path[PATH_MAX];
