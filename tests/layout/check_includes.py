@@ -20,23 +20,39 @@ def module_of(path):
     return re.sub(r"_(internal|testing)$", "", os.path.splitext(path)[0])
 
 
-def read_graph(root):
-    graph, worker_leaks = {}, []
+def sources(root):
     for top in FOLDERS:
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
-                if not name.endswith((".c", ".h")):
-                    continue
-                path = os.path.relpath(os.path.join(dirpath, name), root)
-                with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
-                    targets = INCLUDE.findall(f.read())
-                mod = module_of(path)
-                deps = graph.setdefault(mod, set())
-                for target in targets:
-                    if target.startswith("worker/") and not path.startswith("worker/"):
-                        worker_leaks.append(f"{path} includes {target}")
-                    if module_of(target) != mod:
-                        deps.add(module_of(target))
+                if name.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def resolve(target, including, known):
+    """Root-relative path of an include: as written (root-relative), beside the
+    including file, or the one source with that name; else as written."""
+    beside = os.path.normpath(os.path.join(os.path.dirname(including), target))
+    if target in known:
+        return target
+    if beside in known:
+        return beside
+    named = [p for p in known if os.path.basename(p) == os.path.basename(target)]
+    return named[0] if len(named) == 1 else target
+
+
+def read_graph(root):
+    graph, worker_leaks = {}, []
+    known = set(sources(root))
+    for path in sorted(known):
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            targets = INCLUDE.findall(f.read())
+        mod = module_of(path)
+        deps = graph.setdefault(mod, set())
+        for target in (resolve(t, path, known) for t in targets):
+            if target.startswith("worker/") and not path.startswith("worker/"):
+                worker_leaks.append(f"{path} includes {target}")
+            if module_of(target) != mod:
+                deps.add(module_of(target))
     return graph, worker_leaks
 
 
