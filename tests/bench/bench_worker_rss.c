@@ -36,27 +36,10 @@
 #include <unistd.h>
 
 #include "ipc/ipc_messages.h"
+#include "proc_inspect.h"
 
 #define WORKER_IPC_FD 3
 #define JOB_TIMEOUT_MS 15000u
-
-static long status_kib(pid_t pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = strlen(field);
-    long v = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, n) == 0 && line[n] == ':') {
-            v = strtol(line + n + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return v;
-}
 
 static uint8_t *read_file(const char *path, size_t *len)
 {
@@ -140,7 +123,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "setup failed: %s\n", strerror(errno));
         return 1;
     }
-    long launcher_kib = status_kib(getpid(), "VmHWM");
+    long launcher_kib = pi_status_kib(getpid(), "VmHWM");
     int64_t t0 = vf_now_ms();
     pid_t pid = fork();
     if (pid == 0)
@@ -155,9 +138,9 @@ int main(int argc, char **argv)
     struct pollfd p = { .fd = sv[0], .events = POLLIN };
     long hwm_sample = -1, anon = -1, file = -1;
     if (poll(&p, 1, (int)JOB_TIMEOUT_MS + 1000) == 1) {
-        hwm_sample = status_kib(pid, "VmHWM");
-        anon = status_kib(pid, "RssAnon");
-        file = status_kib(pid, "RssFile");
+        hwm_sample = pi_status_kib(pid, "VmHWM");
+        anon = pi_status_kib(pid, "RssAnon");
+        file = pi_status_kib(pid, "RssFile");
     }
     void *payload = NULL;
     size_t plen = 0;

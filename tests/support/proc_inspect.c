@@ -87,20 +87,15 @@ static size_t list_processes(pid_t *pids, pid_t *parents, size_t max)
 
 size_t pi_children(pid_t pid, pid_t *out, size_t max)
 {
-    size_t n = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < max) {
-        if (!isdigit((unsigned char)e->d_name[0]))
-            continue;
-        pid_t p = (pid_t)atoi(e->d_name);
-        if (pi_parent(p) == pid)
-            out[n++] = p;
-    }
-    closedir(d);
-    return n;
+    pid_t *pids = malloc(PI_MAX_PROCS * sizeof *pids);
+    pid_t *parents = malloc(PI_MAX_PROCS * sizeof *parents);
+    size_t n = pids && parents ? list_processes(pids, parents, PI_MAX_PROCS) : 0, found = 0;
+    for (size_t i = 0; i < n && found < max; i++)
+        if (parents[i] == pid)
+            out[found++] = pids[i];
+    free(pids);
+    free(parents);
+    return found;
 }
 
 size_t pi_descendants(pid_t root, pid_t *out, size_t max)
