@@ -23,19 +23,18 @@ test that goes wrong can never keep it busy for long:
   /nested?n=N            prose, then N nested <b> elements
 """
 
-import argparse
 import ctypes
 import ctypes.util
 import gzip
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "origin"))
+from origin_base import OriginServer, RouteHandler, arg_parser, guard, int_arg, serve  # noqa: E402
 
 PROSE = (
     "This is the verifetch hostile origin. A page served here is long enough "
@@ -109,41 +108,9 @@ def bomb(kind, mb):
         return _bombs[key]
 
 
-def int_arg(q, name, default, lo, hi):
-    try:
-        v = int(q.get(name, [str(default)])[0])
-    except ValueError:
-        v = default
-    return min(max(v, lo), hi)
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(RouteHandler):
     server_version = "verifetch-hostile/1"
-
-    def log_message(self, fmt, *args):
-        pass
-
-    def send_body(self, code, ctype, body, extra=None):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        parsed = urllib.parse.urlsplit(self.path)
-        q = urllib.parse.parse_qs(parsed.query)
-        route = ROUTES.get(parsed.path)
-        try:
-            if route is None:
-                self.send_body(404, "text/html", b"<html><body>no such route</body></html>\n")
-            else:
-                route(self, q)
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            self.close_connection = True
+    NOT_FOUND = (404, "text/html", b"<html><body>no such route</body></html>\n")
 
     # --- the good and the plainly failing ------------------------------------
 
@@ -247,7 +214,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_body(200, "text/html; charset=utf-8", body)
 
 
-ROUTES = {
+Handler.ROUTES = {
     "/page": Handler.r_page,
     "/slow": Handler.r_slow,
     "/status": Handler.r_status,
@@ -264,47 +231,11 @@ ROUTES = {
 }
 
 
-class HostileServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def handle_error(self, request, client_address):
-        pass  # aborted transfers are the point here
-
-
-def watch_stdin():
-    try:
-        while os.read(0, 4096):
-            pass
-    except OSError:
-        pass
-    os._exit(0)
-
-
-def lifetime_limit(seconds):
-    time.sleep(seconds)
-    os._exit(3)
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--bind", default="127.0.0.1")
-    ap.add_argument("--max-lifetime", type=float, default=300.0)
-    ap.add_argument("--owner", help="opaque tag (the test build root) so leftovers can be told apart")
-    args = ap.parse_args()
-
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    threading.Thread(target=lifetime_limit, args=(args.max_lifetime,), daemon=True).start()
-
-    server = HostileServer((args.bind, args.port), Handler)
-    sys.stdout.write("PORT %d\nBROTLI %s\nZSTD %s\n" % (
-        server.server_address[1], "yes" if BROTLI else "no", "yes" if ZSTD else "no"))
-    sys.stdout.flush()
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    server.serve_forever(poll_interval=0.2)
+    args = arg_parser(__doc__).parse_args()
+    guard(args.max_lifetime)
+    server = OriginServer((args.bind, args.port), Handler)
+    serve(server, ["BROTLI %s" % ("yes" if BROTLI else "no"), "ZSTD %s" % ("yes" if ZSTD else "no")])
 
 
 if __name__ == "__main__":

@@ -24,18 +24,15 @@ Routes:
   /leaky      an HTML article quoting credential-shaped strings next to prose
 """
 
-import argparse
 import gzip
 import json
 import os
 import secrets
-import signal
-import ssl
 import sys
-import threading
-import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "origin"))
+from origin_base import EventLog, OriginServer, RouteHandler, arg_parser, guard, serve, tls_context  # noqa: E402
 
 LEAKY_HTML = (
     "<html><head><title>Leaky deploy notes</title></head><body>"
@@ -48,137 +45,64 @@ LEAKY_HTML = (
     "</body></html>\n"
 )
 
-_log_lock = threading.Lock()
-_log_file = None
+_log = EventLog()
 
 
-def log_lines(lines):
-    with _log_lock:
-        for line in lines:
-            _log_file.write(line + "\n")
-        _log_file.flush()
+def echo_text(handler, nonce):
+    lines = ["ECHO-NONCE " + nonce, handler.requestline]
+    lines += ["%s: %s" % (k, v) for k, v in handler.headers.items()]
+    return "\n".join(lines) + "\n"
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(RouteHandler):
     server_version = "verifetch-provider-origin/1"
+    NOT_FOUND = (404, "text/plain", b"not found\n")
 
-    def log_message(self, fmt, *args):
-        pass
-
-    def send_body(self, code, ctype, body, encoding=None):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        if encoding:
-            self.send_header("Content-Encoding", encoding)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        parsed = urllib.parse.urlsplit(self.path)
+    def before_route(self, parsed):
+        """Every request is recorded; /echo* answers also record their nonce."""
         record = ["REQ " + self.requestline]
         record += ["HDR %s: %s" % (k, v) for k, v in self.headers.items()]
         record += ["QRY %s=%s" % (k, v)
                    for k, v in urllib.parse.parse_qsl(parsed.query, keep_blank_values=True)]
+        self.nonce = None
         if parsed.path in ("/echo", "/echo-json", "/echo-gzip"):
-            nonce = secrets.token_hex(16)
-            record.append("NONCE " + nonce)
-            log_lines(record)
-            lines = ["ECHO-NONCE " + nonce, self.requestline]
-            lines += ["%s: %s" % (k, v) for k, v in self.headers.items()]
-            text = "\n".join(lines) + "\n"
-            if parsed.path == "/echo-json":
-                body = json.dumps({"data": {"content": text}}).replace("/", "\\/")
-                self.send_body(200, "application/json", body.encode())
-            elif parsed.path == "/echo-gzip":
-                self.send_body(200, "text/plain; charset=utf-8", gzip.compress(text.encode()), "gzip")
-            else:
-                self.send_body(200, "text/plain; charset=utf-8", text.encode())
-        elif parsed.path == "/leaky":
-            log_lines(record)
-            self.send_body(200, "text/html; charset=utf-8", LEAKY_HTML.encode())
-        else:
-            log_lines(record)
-            self.send_body(404, "text/plain", b"not found\n")
+            self.nonce = secrets.token_hex(16)
+            record.append("NONCE " + self.nonce)
+        _log.write(*record)
+
+    def r_echo(self, q):
+        self.send_body(200, "text/plain; charset=utf-8", echo_text(self, self.nonce).encode())
+
+    def r_echo_json(self, q):
+        body = json.dumps({"data": {"content": echo_text(self, self.nonce)}}).replace("/", "\\/")
+        self.send_body(200, "application/json", body.encode())
+
+    def r_echo_gzip(self, q):
+        self.send_body(200, "text/plain; charset=utf-8", gzip.compress(echo_text(self, self.nonce).encode()),
+                       {"Content-Encoding": "gzip"})
+
+    def r_leaky(self, q):
+        self.send_body(200, "text/html; charset=utf-8", LEAKY_HTML.encode())
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, addr, tls_ctx, close_notify):
-        self.tls_ctx = tls_ctx
-        self.close_notify = close_notify
-        super().__init__(addr, Handler)
-
-    def finish_request(self, request, client_address):
-        # Handshake in the connection's thread: a stuck client cannot stall accept.
-        if self.tls_ctx is not None:
-            request.settimeout(10)
-            try:
-                request = self.tls_ctx.wrap_socket(request, server_side=True)
-            except (OSError, ssl.SSLError):
-                return
-            request.settimeout(None)
-        try:
-            super().finish_request(request, client_address)
-        finally:
-            if self.tls_ctx is not None:
-                self.end_tls(request)
-
-    def end_tls(self, request):
-        try:
-            if self.close_notify:
-                request.settimeout(2)
-                request.unwrap()
-        except (OSError, ssl.SSLError, ValueError):
-            pass
-        finally:
-            request.close()
-
-    def handle_error(self, request, client_address):
-        pass
-
-
-def exit_on_stdin_eof():
-    try:
-        while os.read(0, 4096):
-            pass
-    except OSError:
-        pass
-    os._exit(0)
-
-
-def exit_after(seconds):
-    time.sleep(seconds)
-    os._exit(3)
+Handler.ROUTES = {
+    "/echo": Handler.r_echo,
+    "/echo-json": Handler.r_echo_json,
+    "/echo-gzip": Handler.r_echo_gzip,
+    "/leaky": Handler.r_leaky,
+}
 
 
 def main():
-    global _log_file
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    global _log
+    ap = arg_parser(__doc__, max_lifetime=120.0, log_required=True)
     ap.add_argument("--no-close-notify", action="store_true")
-    ap.add_argument("--max-lifetime", type=float, default=120.0)
     args = ap.parse_args()
-
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    threading.Thread(target=exit_after, args=(args.max_lifetime,), daemon=True).start()
-    _log_file = open(args.log, "a", encoding="utf-8")
-
-    tls_ctx = None
-    if args.tls:
-        tls_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        tls_ctx.load_cert_chain(args.tls[0], args.tls[1])
-
-    server = Server(("127.0.0.1", 0), tls_ctx, not args.no_close_notify)
-    sys.stdout.write("PORT %d\n" % server.server_address[1])
-    sys.stdout.flush()
-    threading.Thread(target=exit_on_stdin_eof, daemon=True).start()
-    server.serve_forever(poll_interval=0.2)
+    guard(args.max_lifetime)
+    _log = EventLog(args.log)
+    server = OriginServer((args.bind, args.port), Handler, tls_context(args.tls),
+                          tls_close="abrupt" if args.no_close_notify else "close_notify")
+    serve(server)
 
 
 if __name__ == "__main__":

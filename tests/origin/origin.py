@@ -11,18 +11,12 @@ and every request ("REQ <request line>") is appended to FILE, which lets a
 test prove that nothing ever connected.
 """
 
-import argparse
 import gzip
-import os
 import select
-import signal
-import socket
 import ssl
-import sys
-import threading
 import time
-import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from origin_base import EventLog, OriginServer, RouteHandler, arg_parser, guard, serve, tls_context
 
 ARTICLE_TEXT = (
     "This is the verifetch origin article. It exists so that the end-to-end "
@@ -76,16 +70,7 @@ MAX_SLOW_MS = 60_000
 HANG_LIMIT_S = 60
 MAX_HOPS = 50
 
-_log_lock = threading.Lock()
-_log_file = None
-
-
-def log_event(line):
-    if _log_file is None:
-        return
-    with _log_lock:
-        _log_file.write(line + "\n")
-        _log_file.flush()
+_log = EventLog()
 
 
 def big_body(n):
@@ -97,42 +82,11 @@ def big_body(n):
     return body
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(RouteHandler):
     server_version = "verifetch-origin/1"
 
-    def log_message(self, fmt, *args):  # keep the test output clean
-        pass
-
-    def send_body(self, code, ctype, body, extra=None):
-        self.send_response(code)
-        if ctype is not None:
-            self.send_header("Content-Type", ctype)
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def redirect(self, location, code=302):
-        self.send_body(code, "text/plain", b"redirecting\n", {"Location": location})
-
-    def do_HEAD(self):
-        self.do_GET()
-
-    def do_POST(self):
-        self.do_GET()
-
-    def do_GET(self):
-        log_event("REQ " + self.requestline)
-        parsed = urllib.parse.urlsplit(self.path)
-        query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
-        route = ROUTES.get(parsed.path)
-        if route is None:
-            self.send_body(404, "text/html", b"<html><body><h1>404 Not Found</h1></body></html>\n")
-            return
-        route(self, query)
+    def before_route(self, parsed):
+        _log.write("REQ " + self.requestline)
 
     # --- routes -----------------------------------------------------------
 
@@ -201,7 +155,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_body(200, "text/plain", big_body(n))
 
 
-ROUTES = {
+Handler.ROUTES = {
     "/page": Handler.r_page,
     "/secret-page": Handler.r_secret,
     "/interstitial": Handler.r_interstitial,
@@ -220,78 +174,14 @@ ROUTES = {
 }
 
 
-class OriginServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64
-
-    def __init__(self, addr, tls_ctx):
-        self.tls_ctx = tls_ctx
-        super().__init__(addr, Handler)
-
-    def get_request(self):
-        sock, peer = super().get_request()
-        log_event("CONNECT %s" % peer[0])
-        return sock, peer
-
-    def finish_request(self, request, client_address):
-        # TLS handshake here, in the per-connection thread, so a client that
-        # never completes it cannot stall the accept loop.
-        if self.tls_ctx is not None:
-            request.settimeout(10)
-            try:
-                request = self.tls_ctx.wrap_socket(request, server_side=True)
-            except (OSError, ssl.SSLError):
-                return
-            request.settimeout(None)
-        super().finish_request(request, client_address)
-
-    def handle_error(self, request, client_address):
-        pass  # broken pipes and aborted handshakes are expected in tests
-
-
-def watch_stdin():
-    try:
-        while os.read(0, 4096):
-            pass
-    except OSError:
-        pass
-    os._exit(0)
-
-
-def lifetime_limit(seconds):
-    time.sleep(seconds)
-    os._exit(3)
-
-
 def main():
-    global _log_file
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--bind", default="127.0.0.1")
-    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
-    ap.add_argument("--log")
-    ap.add_argument("--max-lifetime", type=float, default=300.0)
-    ap.add_argument("--owner", help="opaque tag (the test build root) so leftovers can be told apart")
-    args = ap.parse_args()
-
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    threading.Thread(target=lifetime_limit, args=(args.max_lifetime,), daemon=True).start()
-
-    if args.log:
-        _log_file = open(args.log, "a", encoding="utf-8")
-
-    tls_ctx = None
-    if args.tls:
-        tls_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        tls_ctx.load_cert_chain(args.tls[0], args.tls[1])
-
-    server = OriginServer((args.bind, args.port), tls_ctx)
-    sys.stdout.write("PORT %d\n" % server.server_address[1])
-    sys.stdout.flush()
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    server.serve_forever(poll_interval=0.2)
+    global _log
+    args = arg_parser(__doc__).parse_args()
+    guard(args.max_lifetime)
+    _log = EventLog(args.log)
+    server = OriginServer((args.bind, args.port), Handler, tls_context(args.tls),
+                          on_connect=lambda peer: _log.write("CONNECT %s" % peer[0]))
+    serve(server)
 
 
 if __name__ == "__main__":
