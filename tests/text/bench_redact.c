@@ -157,7 +157,8 @@ int main(void)
         double t0 = now();
         char detail[160];
         size_t chars;
-        vf_classify_input in = {200, "text/html; charset=utf-8", b.in, len, "because", 40};
+        vf_classify_input in = {.http_status = 200, .content_type = "text/html; charset=utf-8",
+                                .text = b.in, .text_len = len, .must_contain = "because", .min_chars = 40};
         vf_outcome oc = vf_classify(c, &in, detail, sizeof detail, &chars);
         double t1 = now();
         char *out = vf_redact_text(r, b.in, len, &out_len);

@@ -1,0 +1,16 @@
+/* Folding for "the same words" comparisons: must_contain and the wall
+ * phrases. Unicode NFKC with case folding (utf8proc), default-ignorable code
+ * points dropped (soft hyphen, zero-width), every quote, apostrophe and dash
+ * spelling lumped to its ASCII form, controls and whitespace runs to one
+ * space, trimmed. */
+#ifndef VERIFETCH_TEXT_FOLD_H
+#define VERIFETCH_TEXT_FOLD_H
+
+#include <stddef.h>
+
+/* malloc'd, NUL-terminated folded copy of s[0..len); *out_len gets its length.
+ * Invalid UTF-8 is folded as if each bad byte were U+FFFD. NULL only when out
+ * of memory. */
+char *vf_fold_text(const char *s, size_t len, size_t *out_len);
+
+#endif
