@@ -15,8 +15,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define MARKERS_MAX      128u
-#define MARKER_LEN_MAX   512u
 #define TEST_HOOK_MAX    64u
 #define SOCKET_PATH_MAX  (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
@@ -25,7 +23,6 @@ static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
     "path", "ca_file", "max_concurrent", "test_hook", "require", "zygote", NULL,
 };
-static const char *const classify_members[] = { "interstitial_markers", NULL };
 
 /* ---- shared pieces of the default and the loaded config ---- */
 
@@ -231,60 +228,6 @@ static int parse_worker(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *c
     return 0;
 }
 
-/* Compile each marker once here so a bad pattern is reported with its line. */
-static int check_marker(vf_cfg_ctx *ctx, const config_setting_t *at, const char *where,
-                        const char *pattern)
-{
-    int code;
-    PCRE2_SIZE offset;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_CASELESS | PCRE2_UTF, &code, &offset, NULL);
-    if (re) {
-        pcre2_code_free(re);
-        return 0;
-    }
-    PCRE2_UCHAR msg[160];
-    if (pcre2_get_error_message(code, msg, sizeof msg) < 0)
-        snprintf((char *)msg, sizeof msg, "error %d", code);
-    return vf_cfg_fail(ctx, at, where, "bad PCRE2 pattern at offset %zu: %s", (size_t)offset,
-                       (const char *)msg);
-}
-
-static int parse_classify(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *cfg)
-{
-    if (vf_cfg_want_group(ctx, s, "classify") != 0 ||
-        vf_cfg_check_members(ctx, s, "classify", classify_members) != 0)
-        return -1;
-    const config_setting_t *list = config_setting_get_member(s, "interstitial_markers");
-    const char *where = "classify.interstitial_markers";
-    int n;
-    if (!list)
-        return 0;
-    if (vf_cfg_want_seq(ctx, list, where, MARKERS_MAX, &n) != 0)
-        return -1;
-    /* Non-NULL even when empty: an explicit [] replaces the built-in list with nothing. */
-    cfg->markers = calloc((size_t)n + 1, sizeof *cfg->markers);
-    if (!cfg->markers)
-        return vf_cfg_fail(ctx, list, where, "out of memory");
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *elem = config_setting_get_elem(list, (unsigned)i);
-        char path[VF_CFG_PATH_MAX];
-        const char *pattern;
-        vf_cfg_index(path, where, i);
-        if (vf_cfg_get_string(ctx, elem, path, MARKER_LEN_MAX, &pattern) != 0)
-            return -1;
-        if (pattern[0] == '\0')
-            return vf_cfg_fail(ctx, elem, path, "must not be empty (it would match every page)");
-        if (check_marker(ctx, elem, path, pattern) != 0)
-            return -1;
-        cfg->markers[i] = strdup(pattern);
-        if (!cfg->markers[i])
-            return vf_cfg_fail(ctx, elem, path, "out of memory");
-        cfg->n_markers = (size_t)i + 1;
-    }
-    return 0;
-}
-
 /* Rules that span tenants: unique names, a uid or token maps to one tenant,
  * one unix catch-all (no uids, no tokens). */
 static int check_against_earlier(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
@@ -411,7 +354,7 @@ static int parse_root(vf_cfg_ctx *ctx, const config_setting_t *root, vf_config *
         return -1;
     if ((at = config_setting_get_member(root, "worker")) && parse_worker(ctx, at, cfg, &ca_at) != 0)
         return -1;
-    if ((at = config_setting_get_member(root, "classify")) && parse_classify(ctx, at, cfg) != 0)
+    if ((at = config_setting_get_member(root, "classify")) && vf_cfg_parse_classify(ctx, at, cfg) != 0)
         return -1;
     if ((at = config_setting_get_member(root, "tenants"))) {
         if (parse_tenants(ctx, at, cfg) != 0)

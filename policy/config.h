@@ -64,6 +64,7 @@ typedef struct {
     unsigned timeout_ms;            /* per attempt, all hops included */
     uint64_t max_body_bytes;        /* decoded body cap */
     vf_egress_policy egress;
+    unsigned classify_disabled;     /* classify.disable: bit (1 << n) per vf_wall family n */
 } vf_tenant_config;
 
 /* True for the unix catch-all: no uids and no tokens. A tenant with tokens but
@@ -85,7 +86,8 @@ typedef struct {
     uint8_t *ca_pem;         /* its contents, read at load */
     size_t ca_pem_len;
     unsigned max_concurrent; /* workers alive at once, all tenants */
-    char **markers;          /* interstitial patterns; NULL = built-in list */
+    char **markers;          /* classify.extra_markers (+ old interstitial_markers): ADDED to the
+                              * built-in wall families; NULL = none */
     size_t n_markers;
     vf_tenant_config *tenants;
     size_t n_tenants;
@@ -113,5 +115,8 @@ char *vf_default_socket_path(void);
 /* Worker next to the running broker in the build tree (../worker/verifetch-worker),
  * else the installed libexec path. malloc'd. */
 char *vf_default_worker_path(void);
+
+/* Families classify.disable accepts, in vf_wall order from 1 (NULL-terminated). */
+extern const char *const vf_cfg_wall_families[];
 
 #endif

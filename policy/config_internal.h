@@ -79,6 +79,9 @@ void vf_cfg_wipe_free(char *secret);
 /* Section parsers: fill *out from `s` (already known to be a group). */
 int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                           vf_provider_config *out);
+int vf_cfg_parse_classify(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *cfg);
+int vf_cfg_parse_tenant_classify(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                                 vf_tenant_config *out);
 int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                         vf_tenant_config *out);
 /* tenants[i].ordering into t->ordering; needs t->providers parsed already. */

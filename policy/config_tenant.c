@@ -16,7 +16,7 @@ _Static_assert(MAX_PROVIDERS <= VF_ORDER_MAX, "ordering must handle every config
 
 static const char *const tenant_members[] = {
     "name", "uids", "tokens", "attempt_ceiling", "timeout_ms", "max_body_bytes", "quota", "egress",
-    "providers", "ordering", "circuit", NULL,
+    "providers", "ordering", "circuit", "classify", NULL,
 };
 static const char *const circuit_members[] = {
     "failure_threshold", "window", "min_samples", "failure_rate", "cooldown_ms",
@@ -333,6 +333,11 @@ int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *
     if ((at = config_setting_get_member(s, "circuit"))) {
         vf_cfg_join(path, where, "circuit");
         if (vf_cfg_parse_circuit(ctx, at, path, out) != 0)
+            return -1;
+    }
+    if ((at = config_setting_get_member(s, "classify"))) {
+        vf_cfg_join(path, where, "classify");
+        if (vf_cfg_parse_tenant_classify(ctx, at, path, out) != 0)
             return -1;
     }
     return 0;

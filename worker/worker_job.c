@@ -206,8 +206,12 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
         }
         if (ex.ctype_is_plain)
             res.content_type = "text/plain; charset=utf-8";
-        if (ex.has_meta)
+        if (ex.has_meta) {
+            vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
+            for (size_t i = 0; i < fr->wall.n; i++)
+                (void)vf_page_meta_add_signal(&ex.meta, fr->wall.tok[i]);
             res.meta = &ex.meta;
+        }
     }
     if (detail_override)
         res.detail = (char *)detail_override;

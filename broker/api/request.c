@@ -72,6 +72,18 @@ static int take_must_contain(json_t *v, vf_lookup_request *out, vf_request_error
     return out->must_contain ? 0 : fail(err, "", "out of memory");
 }
 
+static int take_must_contain_mode(json_t *v, vf_lookup_request *out, vf_request_error *err)
+{
+    const char *mode = json_is_string(v) ? json_string_value(v) : NULL;
+    if (mode && strcmp(mode, "exact") == 0)
+        out->must_contain_exact = true;
+    else if (mode && strcmp(mode, "folded") == 0)
+        out->must_contain_exact = false;
+    else
+        return fail(err, "must_contain_mode", "must be \"folded\" or \"exact\"");
+    return 0;
+}
+
 static int take_min_chars(json_t *v, vf_lookup_request *out, vf_request_error *err)
 {
     if (!json_is_integer(v))
@@ -181,6 +193,8 @@ int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_re
             rc = take_url(value, out, err);
         else if (strcmp(key, "must_contain") == 0)
             rc = take_must_contain(value, out, err);
+        else if (strcmp(key, "must_contain_mode") == 0)
+            rc = take_must_contain_mode(value, out, err);
         else if (strcmp(key, "min_chars") == 0)
             rc = take_min_chars(value, out, err);
         else if (strcmp(key, "max_attempts") == 0)

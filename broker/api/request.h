@@ -17,6 +17,7 @@
 typedef struct {
     char *url;
     char *must_contain;      /* NULL = no requirement */
+    bool must_contain_exact; /* "must_contain_mode": "exact" (bytes) or "folded" (default) */
     unsigned min_chars;
     bool has_max_attempts;   /* absent = the tenant ceiling */
     int max_attempts;        /* as given; clamped by the lookup */

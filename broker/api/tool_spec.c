@@ -12,8 +12,13 @@ json_t *vf_tool_spec(unsigned attempt_ceiling)
     json_t *props = json_object();
     json_object_set_new(props, "url", prop("string", "Absolute http:// or https:// URL of the page to fetch."));
     json_object_set_new(props, "must_contain",
-                        prop("string", "Text the page must contain (case-sensitive) to count as usable."));
-    json_t *min_chars = prop("integer", "Minimum readable characters for the page to count as usable.");
+                        prop("string", "Text the page must contain to count as usable; matched ignoring case, "
+                                       "Unicode compatibility forms, quote/dash styles and whitespace runs."));
+    json_t *mode = prop("string", "\"folded\" (default) or \"exact\" (byte-for-byte) matching of must_contain.");
+    json_object_set_new(mode, "enum", json_pack("[s,s]", "folded", "exact"));
+    json_object_set_new(mode, "default", json_string("folded"));
+    json_object_set_new(props, "must_contain_mode", mode);
+    json_t *min_chars = prop("integer", "Minimum characters of main content for the page to count as usable.");
     json_object_set_new(min_chars, "minimum", json_integer(0));
     json_object_set_new(min_chars, "default", json_integer(VF_DEFAULT_MIN_CHARS));
     json_object_set_new(props, "min_chars", min_chars);

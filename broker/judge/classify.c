@@ -366,8 +366,12 @@ void vf_classify_verdict(const vf_classifier *c, const vf_classify_input *in, vf
         /* The status decides; the family, when one is recognised, says why. */
         v->outcome = VF_OUTCOME_HTTP_ERROR;
         say(v, "HTTP %d", in->http_status);
+        /* A real 404/410 is no soft 404: the status already says it. */
+        vf_classify_input named = *in;
+        if (in->http_status == 404 || in->http_status == 410)
+            named.disabled_walls |= VF_WALL_BIT(VF_WALL_SOFT_404);
         if (in->content_type && vf_content_type_is_text(in->content_type))
-            (void)find_wall(c, in, text, len, v);
+            (void)find_wall(c, &named, text, len, v);
         else if (in->http_status == 429 && !(in->disabled_walls & VF_WALL_BIT(VF_WALL_RATE_LIMITED)))
             name_wall(v, VF_WALL_RATE_LIMITED, "HTTP 429");
         return;

@@ -70,6 +70,8 @@ static json_t *attempt_json(const vf_attempt_record *a, const vf_redactor *r)
         return NULL;
     }
     json_object_set_new(o, "detail", detail);
+    const char *wall = vf_wall_name(a->wall);
+    json_object_set_new(o, "wall", wall ? json_string(wall) : json_null());
     return o;
 }
 
@@ -113,6 +115,7 @@ static json_t *receipt_json(const vf_receipt_input *in, const vf_redactor *r, si
         json_object_set_new(o, "tenant", json_string(in->tenant));
     if (in->order_reason)
         json_object_set_new(o, "provider_order_reason", json_string(in->order_reason));
+    json_object_set_new(o, "thin", json_boolean(ok && in->thin));
     return o;
 oom:
     json_decref(o);
@@ -142,7 +145,11 @@ json_t *vf_tool_result_build(const vf_receipt_input *in, const vf_redactor *r)
     json_t *text_block_value = NULL;
     size_t content_chars = 0;
     if (ok) {
-        text_block_value = safe_string(r, in->text ? in->text : "", in->text ? in->text_len : 0);
+        /* Already redacted text is not redacted twice: the verdict was judged
+         * on exactly this text. */
+        text_block_value = in->text_is_redacted
+                               ? json_stringn_nocheck(in->text ? in->text : "", in->text ? in->text_len : 0)
+                               : safe_string(r, in->text ? in->text : "", in->text ? in->text_len : 0);
         if (text_block_value)
             content_chars = vf_utf8_count(json_string_value(text_block_value),
                                           json_string_length(text_block_value));

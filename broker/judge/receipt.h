@@ -31,12 +31,14 @@ typedef struct {
     const char *provider_used;       /* NULL unless ok */
     vf_failure_reason failure;
     size_t content_chars;            /* of the returned text; 0 on failure */
-    const char *text;                /* page text on success (unredacted), else NULL */
+    const char *text;                /* page text on success, else NULL */
+    bool text_is_redacted;           /* text was already through vf_redact_page_text */
     size_t text_len;
     /* additive fields */
     const char *final_url;           /* last hop of the successful attempt, or NULL */
     const char *tenant;
     const char *order_reason;        /* why providers were tried in this order */
+    bool thin;                       /* ok but under VF_THIN_CHARS of main content */
 } vf_receipt_input;
 
 /* Build the ToolResult {"status", "content": [{"json": receipt}, {"text": ...}]}.

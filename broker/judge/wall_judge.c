@@ -104,6 +104,7 @@ typedef struct {
     const char *title_strong;  /* first phrase that matched, or NULL */
     const char *title;
     const char *text;
+    unsigned n_text;           /* distinct wall sentences seen */
     const char *weak;
     unsigned n_weak;           /* distinct weak phrases seen */
     const char *decisive, *vendor, *vendor_large, *weak_signal;
@@ -288,12 +289,12 @@ static void gather_text(const vf_wall_lexicon *lx, const char *text, size_t len,
         if (p->kind != VF_CUE_TEXT && p->kind != VF_CUE_WEAK)
             continue;
         cues *fam = &c[p->wall];
-        if (p->kind == VF_CUE_TEXT && fam->text)
-            continue;
         if (!memmem(f, n, lx->folded[i], strlen(lx->folded[i])))
             continue;
         if (p->kind == VF_CUE_TEXT) {
-            fam->text = p->phrase;
+            if (!fam->text)
+                fam->text = p->phrase;
+            fam->n_text++;
         } else {
             if (!fam->weak)
                 fam->weak = p->phrase;
@@ -378,12 +379,21 @@ static bool decide(vf_wall w, const cues *c, const shape *s, char *why, size_t w
             return fire(why, whylen, "consent text '%s' and %u more", c->weak, c->n_weak - 1);
         if (c->weak_signal && c->n_weak >= 1 && s->chars < VF_WALL_SHORT_CHARS)
             return fire(why, whylen, "signal %s with text '%s'", c->weak_signal, c->weak);
+        if (c->weak_signal && c->n_weak >= 3 && s->chars < VF_WALL_SMALL_CHARS)
+            return fire(why, whylen, "signal %s with consent text '%s' and %u more", c->weak_signal, c->weak,
+                        c->n_weak - 1);
         if (c->weak_signal && s->chars < 120)
             return fire(why, whylen, "signal %s over %zu characters of main text", c->weak_signal, s->chars);
         return false;
     case VF_WALL_PAYWALL:
-        if (signal_rule(c, s, why, whylen) || text_rule(c, s, VF_WALL_TEASER_CHARS, why, whylen))
+        /* One subscription sentence decides a short page; a longer teaser
+         * needs a second cue (schema, vendor, another call to action), so
+         * an article that quotes the sentence stays an article. */
+        if (signal_rule(c, s, why, whylen) || text_rule(c, s, VF_WALL_SHORT_CHARS, why, whylen))
             return true;
+        if (c->text && (c->weak_signal || c->n_text >= 2 || c->n_weak >= 1) && s->chars < VF_WALL_TEASER_CHARS)
+            return fire(why, whylen, "text '%s' with %s", c->text,
+                        c->weak_signal ? c->weak_signal : "another subscription prompt");
         if (c->weak_signal && s->chars < VF_WALL_SHORT_CHARS && (c->n_weak > 0 || s->chrome))
             return fire(why, whylen, "signal %s with %s", c->weak_signal, c->weak ? "subscription text" : "a short teaser");
         if (c->weak && c->weak_signal && s->chars < VF_WALL_SMALL_CHARS)

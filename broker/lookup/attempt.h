@@ -15,6 +15,7 @@ typedef struct {
     vf_outcome outcome;
     int http_status;             /* 0 = no response (null in JSON) */
     char detail[VF_DETAIL_MAX];  /* unredacted; redacted when the receipt is built */
+    vf_wall wall;                /* wall family named in detail, VF_WALL_NONE otherwise */
 } vf_attempt_record;
 
 /* What a provider fetch produced. A transport failure or a malformed provider

@@ -7,7 +7,9 @@
 
 #include "broker/lookup/direct_provider.h"
 #include "broker/lookup/keyed_provider.h"
+#include "broker/judge/page_evidence.h"
 #include "broker/judge/receipt.h"
+#include "broker/judge/redact_page.h"
 #include "ipc/ipc_frame.h"
 #include "policy/ordering.h"
 
@@ -39,9 +41,12 @@ static void run_provider(const vf_broker *b, const vf_tenant_config *t, const vf
     snprintf(out->detail, sizeof out->detail, "provider kind not supported by this broker");
 }
 
-/* Judge one provider's result; true when the page is usable. */
-static bool judge(const vf_broker *b, const vf_lookup_request *req, vf_fetch_outcome *f,
-                  vf_attempt_record *rec, size_t *chars)
+/* Judge one provider's result; true when the page is usable. The text is
+ * redacted first and judged as redacted: must_contain, min_chars and
+ * content_chars then see exactly what the caller will, so they cannot be
+ * used as an oracle on hidden text. */
+static bool judge(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                  vf_fetch_outcome *f, vf_attempt_record *rec, size_t *chars, bool *thin)
 {
     rec->http_status = f->http_status;
     if (f->forced != VF_OUTCOME_OK) {
@@ -49,15 +54,36 @@ static bool judge(const vf_broker *b, const vf_lookup_request *req, vf_fetch_out
         snprintf(rec->detail, sizeof rec->detail, "%s", f->detail);
         return false;
     }
+    if (vf_redact_page_text(b->redactor, &f->text, &f->text_len) != 0) {
+        rec->outcome = VF_OUTCOME_TRANSPORT_ERROR;
+        snprintf(rec->detail, sizeof rec->detail, "broker out of memory");
+        return false;
+    }
+    vf_page_evidence ev;
     vf_classify_input in = {
         .http_status = f->http_status,
         .content_type = f->content_type,
         .text = f->text ? f->text : "",
         .text_len = f->text ? f->text_len : 0,
         .must_contain = req->must_contain,
+        .must_contain_exact = req->must_contain_exact,
         .min_chars = req->min_chars,
+        .page = vf_page_evidence_from_meta(f->meta, &ev),
+        .disabled_walls = t->classify_disabled,
     };
-    rec->outcome = vf_classify(b->classifier, &in, rec->detail, sizeof rec->detail, chars);
+    vf_verdict *v = malloc(sizeof *v);
+    if (!v) {
+        rec->outcome = VF_OUTCOME_TRANSPORT_ERROR;
+        snprintf(rec->detail, sizeof rec->detail, "broker out of memory");
+        return false;
+    }
+    vf_classify_verdict(b->classifier, &in, v);
+    rec->outcome = v->outcome;
+    rec->wall = v->wall;
+    snprintf(rec->detail, sizeof rec->detail, "%s", v->detail);
+    *chars = v->content_chars;
+    *thin = v->thin;
+    free(v);
     return rec->outcome == VF_OUTCOME_OK;
 }
 
@@ -82,6 +108,7 @@ typedef struct {
     vf_fetch_outcome winner;
     const char *used;
     size_t chars;
+    bool thin;
 } attempt_run;
 
 static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
@@ -96,7 +123,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
         int64_t started = vf_now_ms();
         vf_fetch_outcome f;
         run_provider(b, t, p, req, &f);
-        bool ok = judge(b, req, &f, rec, &run->chars);
+        bool ok = judge(b, t, req, &f, rec, &run->chars, &run->thin);
         int64_t now = vf_now_ms();
         if (order->has_tickets)
             vf_circuit_record(rt->circuits, &order->ticket[i], (vf_health_outcome)rec->outcome, now - started,
@@ -155,8 +182,10 @@ json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lo
         .provider_used = run.used,
         .failure = failure,
         .content_chars = run.chars,
+        .thin = run.used && run.thin,
         .text = run.used ? run.winner.text : NULL,
         .text_len = run.used ? run.winner.text_len : 0,
+        .text_is_redacted = true,
         .final_url = run.used ? run.winner.final_url : NULL,
         .tenant = t->name,
         .order_reason = order.reason,

@@ -117,6 +117,7 @@ typedef struct {
     const char *detail;            /* exact, or NULL */
     const char *detail_all[4];     /* case-insensitive substrings that must all appear */
     const char *detail_any[4];     /* at least one must appear (when any is given) */
+    const char *wall;              /* expected "wall" family, or NULL = only type-checked */
 } hx_attempt_expect;
 
 typedef struct {

@@ -73,6 +73,7 @@ static void check_attempt(const hx_response *r, json_t *entry, size_t i,
     const char *outcome = json_string_value(member(r, entry, "outcome", JSON_STRING, JSON_STRING));
     json_t *status = member(r, entry, "http_status", JSON_INTEGER, JSON_NULL);
     const char *detail = json_string_value(member(r, entry, "detail", JSON_STRING, JSON_STRING));
+    json_t *wall = member(r, entry, "wall", JSON_STRING, JSON_NULL);
 
     cr_assert(in_list(outcome, outcomes), "attempts_log[%zu].outcome '%s' not in the enum", i, outcome);
     cr_assert(detail[0] != '\0', "attempts_log[%zu].detail is empty; body: %s", i, r->body);
@@ -90,6 +91,11 @@ static void check_attempt(const hx_response *r, json_t *entry, size_t i,
                   r->body);
     if (x->detail)
         cr_assert_str_eq(detail, x->detail, "attempts_log[%zu].detail; body: %s", i, r->body);
+    if (x->wall)
+        cr_assert(json_is_string(wall) && strcmp(json_string_value(wall), x->wall) == 0,
+                  "attempts_log[%zu].wall should be '%s' (detail '%s'); body: %s", i, x->wall, detail, r->body);
+    else if (strcmp(outcome, "ok") == 0)
+        cr_assert(json_is_null(wall), "attempts_log[%zu].wall of an ok attempt must be null; body: %s", i, r->body);
     for (size_t k = 0; k < 4 && x->detail_all[k]; k++)
         cr_assert(hx_contains_ci(detail, x->detail_all[k]),
                   "attempts_log[%zu].detail '%s' lacks '%s'", i, detail, x->detail_all[k]);
@@ -169,6 +175,7 @@ char *hx_check_tool_result(const hx_response *r, const hx_receipt_expect *e)
     json_int_t chars =
         json_integer_value(member(r, rc, "content_chars", JSON_INTEGER, JSON_INTEGER));
     json_t *log = member(r, rc, "attempts_log", JSON_ARRAY, JSON_ARRAY);
+    json_t *thin = member(r, rc, "thin", JSON_TRUE, JSON_FALSE);
 
     cr_assert_eq(is_true_json(ok), e->ok, "receipt.ok; body: %s", r->body);
     if (e->url)
@@ -199,6 +206,7 @@ char *hx_check_tool_result(const hx_response *r, const hx_receipt_expect *e)
                          "provider_used must be the provider of the ok attempt");
         cr_assert(strncmp(text, "LOOKUP FAILED:", 14) != 0, "success text looks like a failure");
         cr_assert_gt(chars, 0);
+        cr_assert_eq(is_true_json(thin), chars < 500, "thin must mean content_chars < 500; body: %s", r->body);
         cr_assert_eq((size_t)chars, hx_utf8_len(text),
                      "content_chars %lld != characters in the text block (%zu); body: %s",
                      (long long)chars, hx_utf8_len(text), r->body);
@@ -212,6 +220,7 @@ char *hx_check_tool_result(const hx_response *r, const hx_receipt_expect *e)
                              "failure_reason; body: %s", r->body);
         cr_assert(json_is_null(used), "provider_used must be null on failure; body: %s", r->body);
         cr_assert_eq(chars, 0, "content_chars must be 0 on failure; body: %s", r->body);
+        cr_assert(!is_true_json(thin), "thin must be false on failure; body: %s", r->body);
         cr_assert(strncmp(text, "LOOKUP FAILED:", 14) == 0,
                   "failure text must start with 'LOOKUP FAILED:'; got '%s'", text);
         cr_assert(strstr(text, json_string_value(reason)) != NULL,

@@ -102,7 +102,7 @@ Test(cli, must_contain_and_min_chars_reach_the_broker)
     c = run_cli(a2);
     cr_assert_eq(c.exit_code, 1, "stdout: %s\nstderr: %s", c.out, c.err);
     e = tc_expect_one(false, shorturl, "unusable_content", 200,
-                      "content too short (4 < 5 characters)");
+                      "wall too_short: 4 < 5 characters of main content");
     free(check_printed_result(&c, &e));
     cli_free(&c);
 

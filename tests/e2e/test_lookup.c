@@ -73,11 +73,17 @@ Test(lookup, must_contain_only_in_script_is_not_found)
     hx_response_free(&r);
 }
 
-Test(lookup, must_contain_is_case_sensitive)
+/* Folded by default (case, Unicode forms, quotes, dashes, spaces); "exact"
+ * keeps the old byte match. */
+Test(lookup, must_contain_folds_case_unless_exact)
 {
     tc_start(&t, NULL);
     const char *url = tc_url(&t, "/page");
-    hx_response r = tc_lookup(&t, url, ", \"must_contain\": \"VERIFETCH ORIGIN ARTICLE\"");
+    hx_receipt_expect ok = tc_expect_one(true, url, "ok", 200, "usable content");
+    hx_response r = tc_lookup(&t, url, ", \"must_contain\": \"VERIFETCH \\u00a0 ORIGIN ARTICLE\"");
+    free(hx_check_tool_result(&r, &ok));
+    hx_response_free(&r);
+    r = tc_lookup(&t, url, ", \"must_contain\": \"VERIFETCH ORIGIN ARTICLE\", \"must_contain_mode\": \"exact\"");
     hx_receipt_expect e =
         tc_expect_one(false, url, "unusable_content", 200, "required text not found");
     free(hx_check_tool_result(&r, &e));
@@ -89,8 +95,9 @@ Test(lookup, interstitial_is_unusable)
     tc_start(&t, NULL);
     const char *url = tc_url(&t, "/interstitial");
     hx_response r = tc_lookup(&t, url, NULL);
-    hx_receipt_expect e = tc_expect_one(false, url, "unusable_content", 200,
-                                        "interstitial page detected ('just a moment')");
+    hx_receipt_expect e = tc_expect_one(false, url, "unusable_content", 200, NULL);
+    e.attempts[0].detail_all[0] = "wall bot_challenge: ";
+    e.attempts[0].wall = "bot_challenge";
     char *text = hx_check_tool_result(&r, &e);
     assert_failure_text(text);
     cr_assert(!hx_contains_ci(text, "enable javascript"), "wall text leaked: %s", text);
@@ -104,7 +111,7 @@ Test(lookup, short_page_is_too_short_by_default)
     const char *url = tc_url(&t, "/short");
     hx_response r = tc_lookup(&t, url, NULL);
     hx_receipt_expect e = tc_expect_one(false, url, "unusable_content", 200,
-                                        "content too short (4 < 40 characters)");
+                                        "wall too_short: 4 < 40 characters of main content");
     char *text = hx_check_tool_result(&r, &e);
     cr_assert(!strstr(text, "tiny"), "page text leaked into a failure: %s", text);
     free(text);
@@ -117,7 +124,7 @@ Test(lookup, min_chars_is_honoured)
     const char *url = tc_url(&t, "/short");
     hx_response r = tc_lookup(&t, url, ", \"min_chars\": 5");
     hx_receipt_expect e = tc_expect_one(false, url, "unusable_content", 200,
-                                        "content too short (4 < 5 characters)");
+                                        "wall too_short: 4 < 5 characters of main content");
     free(hx_check_tool_result(&r, &e));
     hx_response_free(&r);
 

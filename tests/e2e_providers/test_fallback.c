@@ -80,7 +80,7 @@ Test(fallback, seed_example_receipt)
         .providers_available = 2, .n_attempts = 2,
         .attempts = {
             { .provider = "primary", .outcome = "unusable_content", .http_status = 200,
-              .detail = "interstitial page detected ('just a moment')" },
+              .detail_all = { "wall bot_challenge: " }, .wall = "bot_challenge" },
             { .provider = "backup", .outcome = "ok", .http_status = 200,
               .detail = "usable content" },
         },
@@ -110,7 +110,7 @@ Test(fallback, all_providers_failing_is_an_error_without_page_text)
         .attempts = {
             { .provider = "first", .outcome = "http_error", .http_status = 500 },
             { .provider = "second", .outcome = "unusable_content", .http_status = 200,
-              .detail = "content too short (4 < 40 characters)" },
+              .detail = "wall too_short: 4 < 40 characters of main content", .wall = "too_short" },
         },
     };
     char *text = hx_check_tool_result(&r, &e);
@@ -137,7 +137,7 @@ Test(fallback, budget_smaller_than_providers_is_exhausted)
         .attempts = {
             { .provider = "a", .outcome = "http_error", .http_status = 500 },
             { .provider = "b", .outcome = "unusable_content", .http_status = 200,
-              .detail = "interstitial page detected ('just a moment')" },
+              .detail_all = { "wall bot_challenge: " }, .wall = "bot_challenge" },
         },
     };
     char *text = hx_check_tool_result(&r, &e);

@@ -200,7 +200,7 @@ Test(classify, seed_cookie_wall_is_a_bot_challenge)
     cr_expect_eq(v.outcome, VF_OUTCOME_UNUSABLE_CONTENT);
     cr_expect_str_eq(v.detail, "wall bot_challenge: text 'enable javascript and cookies to continue'");
     v = judge(c, 200, "text/html", "Attention Required! | Cloudflare", NULL, 0);
-    cr_expect_str_eq(v.detail, "wall bot_challenge: title 'attention required'");
+    cr_expect_str_eq(v.detail, "wall access_denied: title 'attention required' over 32 characters of main text");
     v = judge(c, 200, "text/html", "Security check\nPlease complete the CAPTCHA below.", NULL, 0);
     cr_expect_str_eq(v.detail, "wall bot_challenge: title 'security check'");
     v = judge(c, 200, "text/html", "Please complete the CAPTCHA below.", NULL, 0);

@@ -230,6 +230,9 @@ static void record_response(CURL *curl, vf_fetch_result *out)
     if (out->status >= 300 && out->status < 400 &&
         curl_easy_header(curl, "Location", 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
         out->location = strdup(h->value);
+    for (size_t i = 0; vf_wall_header_names[i]; i++)
+        if (curl_easy_header(curl, vf_wall_header_names[i], 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
+            vf_wall_signals_from_header(&out->wall, vf_wall_header_names[i], h->value);
 }
 
 void vf_fetch(const vf_job *job, int sock, X509_STORE *ca_store, vf_fetch_result *out)

@@ -7,6 +7,7 @@
 
 #include "ipc/ipc_messages.h"
 #include "worker/content/text_buf.h"
+#include "worker/content/wall_signals.h"
 
 /* Total response header bytes accepted (all header lines of the exchange). */
 #define VF_FETCH_MAX_HEADER_BYTES (64u * 1024u)
@@ -18,6 +19,7 @@ typedef struct {
     char *content_type;        /* malloc'd, NULL when absent */
     char *location;            /* malloc'd raw Location of a 3xx, NULL when absent */
     vf_tbuf body;              /* decoded body, at most job->max_body bytes */
+    vf_wall_signals wall;      /* fingerprints from the final response's headers */
 } vf_fetch_result;
 
 /* Things libcurl must do while files may still be opened: global init (loads
