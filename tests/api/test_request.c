@@ -22,6 +22,10 @@ Test(request, accepts_full_request)
     cr_assert(req.has_max_attempts);
     cr_assert_eq(req.max_attempts, 2);
     vf_request_free(&req);
+    cr_assert_eq(parse("{\"url\":\"http://a/\",\"must_contain\":\"x\",\"must_contain_mode\":\"exact\"}",
+                       &req, &err), 0);
+    cr_assert(req.must_contain_exact);
+    vf_request_free(&req);
 }
 
 Test(request, defaults_when_optional_fields_absent)
@@ -30,6 +34,7 @@ Test(request, defaults_when_optional_fields_absent)
     vf_request_error err;
     cr_assert_eq(parse("{\"url\":\"http://example.org/\"}", &req, &err), 0);
     cr_assert_null(req.must_contain);
+    cr_assert_not(req.must_contain_exact, "folded matching is the default");
     cr_assert_eq(req.min_chars, VF_DEFAULT_MIN_CHARS);
     cr_assert_not(req.has_max_attempts);
     vf_request_free(&req);
@@ -53,6 +58,8 @@ static const bad_case bad_cases[] = {
     { "{\"url\":\"http://a/\\u0000b\"}", "url", "NUL" },
     { "{\"url\":\"http://a/\",\"must_contain\":7}", "must_contain", "string" },
     { "{\"url\":\"http://a/\",\"must_contain\":\"\"}", "must_contain", "empty" },
+    { "{\"url\":\"http://a/\",\"must_contain_mode\":\"regex\"}", "must_contain_mode", "folded" },
+    { "{\"url\":\"http://a/\",\"must_contain_mode\":true}", "must_contain_mode", "exact" },
     { "{\"url\":\"http://a/\",\"min_chars\":-1}", "min_chars", "between" },
     { "{\"url\":\"http://a/\",\"min_chars\":1.5}", "min_chars", "integer" },
     { "{\"url\":\"http://a/\",\"min_chars\":\"40\"}", "min_chars", "integer" },

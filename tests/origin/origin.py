@@ -47,6 +47,14 @@ SECRET_HTML = (
     "so that the page is long enough to count as usable content.</p></body></html>\n"
 )
 
+# A page that quotes a signed URL; the broker redacts the token value.
+TOKEN_HTML = (
+    "<html><body><h1>Download notes</h1><p>The nightly build is at "
+    "https://downloads.example.com/nightly.tar.gz?token=Zq8Xw3Rt5Yu7Io9Pa1Sd "
+    "and the link is valid for one day. More filler prose follows so that the "
+    "page is long enough to count as usable content.</p></body></html>\n"
+)
+
 INTERSTITIAL_HTML = (
     "<html><head><title>Just a moment...</title></head><body>"
     "<p>Just a moment... Enable JavaScript and cookies to continue.</p>"
@@ -105,6 +113,27 @@ class Handler(RouteHandler):
     def r_500(self, q):
         self.send_body(500, "text/html", b"<html><body>internal error at the origin</body></html>\n")
 
+    def r_corpus(self, q):
+        """/corpus?file=NAME[&real=1]: a page of tests/judge/corpus, at status
+        200 or (real=1) at its real status with its real headers."""
+        import json
+        corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "judge", "corpus")
+        name = q.get("file", [""])[0]
+        with open(os.path.join(corpus, "manifest.json"), encoding="utf-8") as f:
+            pages = {p["file"]: p for p in json.load(f)["pages"]}
+        page = pages.get(name)
+        if page is None:
+            self.send_body(404, "text/plain", b"no such corpus page\n")
+            return
+        with open(os.path.join(corpus, name), "rb") as f:
+            body = f.read()
+        real = q.get("real", ["0"])[0] == "1"
+        self.send_body(page["status"] if real else 200, "text/html; charset=utf-8", body,
+                       page["headers"] if real else None)
+
+    def r_token_page(self, q):
+        self.send_body(200, "text/html; charset=utf-8", TOKEN_HTML.encode())
+
     def r_image(self, q):
         self.send_body(200, "image/png", PNG_BYTES)
 
@@ -162,6 +191,8 @@ Handler.ROUTES = {
     "/short": Handler.r_short,
     "/500": Handler.r_500,
     "/image": Handler.r_image,
+    "/corpus": Handler.r_corpus,
+    "/token-page": Handler.r_token_page,
     "/slow": Handler.r_slow,
     "/hang": Handler.r_hang,
     "/redirect": Handler.r_redirect,

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "config_fixture.h"
+#include "broker/judge/wall.h"
 #include "policy/config.h"
 #include "policy/config_internal.h"
 #include "policy/tenant_auth.h"
@@ -274,12 +275,13 @@ Test(config_ok, shipped_example_loads)
     cr_assert_eq(cfg.socket_mode, 0660);
     cr_assert_null(cfg.tcp_listen, "the example leaves the TCP listener off");
     cr_assert_eq(cfg.max_concurrent, 64);
-    cr_assert_eq(cfg.n_markers, 3);
+    cr_assert_eq(cfg.n_markers, 2, "two extra markers, added to the always-on built-in families");
     cr_assert_eq(cfg.n_tenants, 3);
     const vf_tenant_config *agents = &cfg.tenants[0], *batch = &cfg.tenants[1],
                            *remote = &cfg.tenants[2];
     cr_assert_str_eq(agents->name, "agents");
     cr_assert_eq(agents->n_uids, 2);
+    cr_assert_eq(agents->classify_disabled, 0u, "the example switches no wall family off");
     cr_assert_eq(agents->n_tokens, 0);
     cr_assert_eq(agents->quota_concurrent, 8);
     cr_assert_eq(agents->quota_rpm, 120);
@@ -353,7 +355,7 @@ Test(config_ok, example_documents_every_setting)
 {
     static const char *const settings[] = {
         "listen", "socket", "mode", "worker", "path", "ca_file", "max_concurrent", "test_hook",
-        "classify", "interstitial_markers", "tenants", "name", "uids", "attempt_ceiling",
+        "classify", "extra_markers", "disable", "tenants", "name", "uids", "attempt_ceiling",
         "timeout_ms", "max_body_bytes", "egress", "allow", "deny", "ports", "any_port",
         "providers", "kind", "endpoint", "credential", "header", "query", "format", "key_file",
         "key_env", "response", "pointer", "cost", "tcp", "tokens", "quota", "concurrent",
@@ -426,15 +428,37 @@ Test(config_ok, arrays_lists_and_numbers)
     vf_config_free(&cfg);
 }
 
-Test(config_ok, empty_marker_list_replaces_builtin)
+/* Extra markers (and the old interstitial_markers) add to the built-in
+ * families: an empty list leaves detection on; a tenant switches families off. */
+Test(config_ok, extra_markers_add_and_tenants_disable_families)
 {
     vf_config cfg;
     char err[512];
     cr_assert_eq(fx_load(&cfg, err, sizeof err, "classify = { interstitial_markers = [ ]; };\n"), 0,
                  "%s", err);
-    cr_assert_not_null(cfg.markers, "[] is not 'use the built-in list'");
-    cr_assert_eq(cfg.n_markers, 0);
+    cr_assert_eq(cfg.n_markers, 0, "[] adds nothing and switches nothing off");
     vf_config_free(&cfg);
+    cr_assert_eq(fx_load(&cfg, err, sizeof err,
+                         "classify = { extra_markers = [ \"paywall: members only\", \"wall\" ];\n"
+                         "             interstitial_markers = [ \"old\" ]; };\n"
+                         "tenants = ( { name = \"news\"; classify = { disable = [ \"paywall\", \"login_wall\" ]; }; } );\n"),
+                 0, "%s", err);
+    cr_assert_eq(cfg.n_markers, 3);
+    cr_assert_str_eq(cfg.markers[0], "paywall: members only");
+    cr_assert_str_eq(cfg.markers[2], "old");
+    cr_assert_eq(cfg.tenants[0].classify_disabled, VF_WALL_BIT(VF_WALL_PAYWALL) | VF_WALL_BIT(VF_WALL_LOGIN));
+    vf_config_free(&cfg);
+}
+
+/* The loader's family names are vf_wall's, in vf_wall's order. */
+Test(config_ok, disable_names_follow_the_wall_enum)
+{
+    size_t i = 0;
+    for (; vf_cfg_wall_families[i]; i++) {
+        cr_expect_str_eq(vf_cfg_wall_families[i], vf_wall_name((vf_wall)(i + 1)));
+        cr_expect(vf_wall_can_disable((vf_wall)(i + 1)));
+    }
+    cr_expect_not(vf_wall_can_disable((vf_wall)(i + 1)), "every family that can be disabled is listed");
 }
 
 Test(config_ok, include_resolves_next_to_config)

@@ -392,6 +392,10 @@ Test(config_err, bad_marker_pattern)
                     "classify = { interstitial_markers = [ \"ok\",\n \"(unclosed\" ]; };\n");
     fx_expect_error(1, "classify.interstitial_markers[0]: must not be empty",
                     "classify = { interstitial_markers = [ \"\" ]; };\n");
+    fx_expect_error(1, "classify.extra_markers[0]: must not be empty",
+                    "classify = { extra_markers = [ \"paywall: \" ]; };\n");
+    fx_expect_error(1, "tenants[0].classify.disable[0]: \"too_short\" is not a family that can be disabled",
+                    "tenants = ( { name = \"a\"; classify = { disable = [ \"too_short\" ]; }; } );\n");
 }
 
 Test(config_err, listen_and_worker_paths)
