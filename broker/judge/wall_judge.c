@@ -375,11 +375,11 @@ static bool decide(vf_wall w, const cues *c, const shape *s, char *why, size_t w
     case VF_WALL_CONSENT:
         if (signal_rule(c, s, why, whylen) || title_rule(c, s, support || c->n_weak > 0, why, whylen))
             return true;
-        if (c->n_weak >= 2 && s->chars < VF_WALL_SHORT_CHARS)
-            return fire(why, whylen, "consent text '%s' and %u more", c->weak, c->n_weak - 1);
-        if (c->weak_signal && c->n_weak >= 1 && s->chars < VF_WALL_SHORT_CHARS)
+        /* Consent wording alone is also a privacy policy's: it needs the
+         * consent manager's markup beside it. */
+        if (c->weak_signal && c->n_weak >= 1 && s->chars < VF_WALL_TINY_CHARS)
             return fire(why, whylen, "signal %s with text '%s'", c->weak_signal, c->weak);
-        if (c->weak_signal && c->n_weak >= 3 && s->chars < VF_WALL_SMALL_CHARS)
+        if (c->weak_signal && c->n_weak >= 3 && s->chars < VF_WALL_SHORT_CHARS)
             return fire(why, whylen, "signal %s with consent text '%s' and %u more", c->weak_signal, c->weak,
                         c->n_weak - 1);
         if (c->weak_signal && s->chars < 120)
@@ -402,8 +402,13 @@ static bool decide(vf_wall w, const cues *c, const shape *s, char *why, size_t w
             return fire(why, whylen, "text '%s' and %u more", c->weak, c->n_weak - 1);
         return false;
     case VF_WALL_LOGIN:
-        if (s->password && s->chars < VF_WALL_SMALL_CHARS)
+        /* A password field is also a sidebar's login box: alone it decides
+         * only a page that is little more than the form. */
+        if (s->password && s->chars < VF_WALL_TINY_CHARS)
             return fire(why, whylen, "password field over %zu characters of main text", s->chars);
+        if (s->password && (c->title || c->text) && s->chars < VF_WALL_SMALL_CHARS)
+            return fire(why, whylen, "password field with %s '%s'", c->title ? "title" : "text",
+                        c->title ? c->title : c->text);
         if (c->weak_signal && s->chars < VF_WALL_TINY_CHARS)
             return fire(why, whylen, "signal %s", c->weak_signal);
         return title_rule(c, s, c->text || s->password || c->weak_signal, why, whylen) ||
@@ -411,7 +416,9 @@ static bool decide(vf_wall w, const cues *c, const shape *s, char *why, size_t w
     case VF_WALL_SOFT_404:
         return title_rule(c, s, c->text != NULL, why, whylen) || text_rule(c, s, VF_WALL_SHORT_CHARS, why, whylen);
     case VF_WALL_JS_REQUIRED:
-        if (c->text && s->chars < 400)
+        /* "Enable JavaScript" is also a help page's title: alone it decides
+         * only a page that says little else. */
+        if (c->text && (s->chars < 150 || (c->weak_signal && s->chars < 400)))
             return fire(why, whylen, "text '%s'", c->text);
         if (c->weak_signal && s->chars < 250)
             return fire(why, whylen, "signal %s over %zu characters of main text", c->weak_signal, s->chars);

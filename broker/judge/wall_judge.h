@@ -23,7 +23,7 @@ typedef struct {
 
 /* Main-content sizes (code points) the rules use; documented in README. */
 #define VF_WALL_TINY_CHARS 300u    /* below: a generic title alone is enough */
-#define VF_WALL_SHORT_CHARS 800u   /* below: one wall sentence is enough */
+#define VF_WALL_SHORT_CHARS 500u   /* below: one wall sentence is enough */
 #define VF_WALL_SMALL_CHARS 1500u  /* below: vendor fingerprints and supported titles count */
 #define VF_WALL_LARGE_CHARS 4000u  /* below: a wall-only title with support counts */
 #define VF_WALL_TEASER_CHARS 2500u /* below: a paywall sentence counts (teasers run long) */
