@@ -394,8 +394,10 @@ static bool decide(vf_wall w, const cues *c, const shape *s, char *why, size_t w
         if (c->text && (c->weak_signal || c->n_text >= 2 || c->n_weak >= 1) && s->chars < VF_WALL_TEASER_CHARS)
             return fire(why, whylen, "text '%s' with %s", c->text,
                         c->weak_signal ? c->weak_signal : "another subscription prompt");
-        if (c->weak_signal && s->chars < VF_WALL_SHORT_CHARS && (c->n_weak > 0 || s->chrome))
-            return fire(why, whylen, "signal %s with %s", c->weak_signal, c->weak ? "subscription text" : "a short teaser");
+        /* Paywall markup (schema, vendor, class names) also sits on articles
+         * that are free for this reader: it needs subscription wording. */
+        if (c->weak_signal && s->chars < VF_WALL_SHORT_CHARS && c->n_weak > 0)
+            return fire(why, whylen, "signal %s with text '%s'", c->weak_signal, c->weak);
         if (c->weak && c->weak_signal && s->chars < VF_WALL_SMALL_CHARS)
             return fire(why, whylen, "text '%s' with signal %s", c->weak, c->weak_signal);
         if (c->n_weak >= 2 && s->chars < VF_WALL_SHORT_CHARS && s->chrome)
