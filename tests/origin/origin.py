@@ -12,6 +12,8 @@ test prove that nothing ever connected.
 """
 
 import gzip
+import json
+import os
 import select
 import ssl
 import time
