@@ -200,6 +200,12 @@ class Handler(BaseHTTPRequestHandler):
         n = min(max(int(q.get("bytes", ["1000"])[0]), 0), MAX_BIG)
         self.send_body(200, "text/plain", big_body(n))
 
+    def r_cache_control(self, q):
+        # /cc?v=no-store: the page with that Cache-Control (lookup cache tests)
+        value = q.get("v", [""])[0][:200]
+        self.send_body(200, "text/html; charset=utf-8", PAGE_HTML.encode(),
+                       {"Cache-Control": value} if value else None)
+
 
 ROUTES = {
     "/page": Handler.r_page,
@@ -217,6 +223,7 @@ ROUTES = {
     "/json": Handler.r_json,
     "/echo": Handler.r_echo,
     "/big": Handler.r_big,
+    "/cc": Handler.r_cache_control,
 }
 
 

@@ -230,6 +230,14 @@ static void record_response(CURL *curl, vf_fetch_result *out)
     if (out->status >= 300 && out->status < 400 &&
         curl_easy_header(curl, "Location", 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
         out->location = strdup(h->value);
+    /* Several Cache-Control lines are one list (RFC 9110 5.3); the broker's
+     * cache needs only a few directives, so the last line is enough. */
+    size_t n_cc = 0;
+    if (curl_easy_header(curl, "Cache-Control", 0, CURLH_HEADER, -1, &h) == CURLHE_OK) {
+        n_cc = h->amount;
+        if (n_cc > 0 && curl_easy_header(curl, "Cache-Control", n_cc - 1, CURLH_HEADER, -1, &h) == CURLHE_OK)
+            out->cache_control = dup_capped(h->value, VF_IPC_MAX_SHORT - 1);
+    }
 }
 
 void vf_fetch(const vf_job *job, int sock, X509_STORE *ca_store, vf_fetch_result *out)
@@ -341,6 +349,8 @@ void vf_fetch_result_free(vf_fetch_result *r)
 {
     free(r->content_type);
     free(r->location);
+    free(r->cache_control);
+    r->cache_control = NULL;
     vf_tbuf_free(&r->body);
     r->content_type = r->location = NULL;
 }
