@@ -123,6 +123,26 @@ char *rp_dump(const rp_redis *r)
     return out;
 }
 
+char *rp_keys(const rp_redis *r)
+{
+    redisContext *c = connect_to(r);
+    cr_assert_not_null(c, "cannot connect to redis on port %d", r->port);
+    redisReply *keys = redisCommand(c, "KEYS *");
+    cr_assert(keys && keys->type == REDIS_REPLY_ARRAY, "KEYS failed");
+    size_t len = 1;
+    for (size_t i = 0; i < keys->elements; i++)
+        len += keys->element[i]->len + 1;
+    char *out = calloc(1, len);
+    cr_assert_not_null(out);
+    for (size_t i = 0; i < keys->elements; i++) {
+        strcat(out, keys->element[i]->str);
+        strcat(out, "\n");
+    }
+    freeReplyObject(keys);
+    redisFree(c);
+    return out;
+}
+
 long long rp_command_int(const rp_redis *r, const char *fmt, ...)
 {
     redisContext *c = connect_to(r);

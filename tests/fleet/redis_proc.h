@@ -21,6 +21,8 @@ void rp_kill(rp_redis *r);
 bool rp_ping(const rp_redis *r);
 /* Every key and its string value (or "<type>") joined with newlines, malloc'd. */
 char *rp_dump(const rp_redis *r);
+/* Every key name, one a line, malloc'd. */
+char *rp_keys(const rp_redis *r);
 /* Runs a command given as a format string (hiredis redisCommand); integer reply or -1. */
 long long rp_command_int(const rp_redis *r, const char *fmt, ...);
 
