@@ -15,8 +15,7 @@ int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
     rt->quota = vf_quota_new();
     rt->circuits = vf_circuit_registry_new(NULL);
     rt->metrics = vf_metrics_new();
-    rt->key_quota = vf_quota_new();
-    if (!rt->quota || !rt->circuits || !rt->metrics || !rt->key_quota) {
+    if (!rt->quota || !rt->circuits || !rt->metrics) {
         vf_runtime_destroy(rt);
         return -1;
     }
@@ -43,16 +42,15 @@ int vf_runtime_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t
             return -1;
         }
     }
-    if (!rt->fleet && vf_fleet_start(rt, cfg, err, errlen) != 0)
+    if (!rt->fleet && !(rt->fleet = vf_fleet_new(rt->quota, rt->circuits, rt->metrics, cfg, err, errlen)))
         return -1;
-    return vf_fleet_configure(rt, cfg, err, errlen);
+    return vf_fleet_configure(rt->fleet, cfg, err, errlen);
 }
 
 void vf_runtime_destroy(vf_runtime *rt)
 {
     vf_fleet_free(rt->fleet);
     vf_quota_free(rt->quota);
-    vf_quota_free(rt->key_quota);
     vf_circuit_registry_free(rt->circuits);
     vf_metrics_free(rt->metrics);
     sem_destroy(&rt->worker_slots);

@@ -16,7 +16,6 @@ typedef struct {
     vf_quota *quota;
     vf_circuit_registry *circuits;
     vf_metrics *metrics;
-    vf_quota *key_quota;           /* per provider key (providers[].quota), named by key id */
     struct vf_fleet *fleet;        /* shared store and lookup cache (broker/fleet/fleet.h) */
 } vf_runtime;
 

@@ -20,34 +20,38 @@ static void count_error(void *ctx)
     vf_metrics_count_state_error(ctx);
 }
 
-int vf_fleet_start(vf_runtime *rt, const vf_config *cfg, char *err, size_t errlen)
+vf_fleet *vf_fleet_new(vf_quota *tenant_quota, vf_circuit_registry *circuits, vf_metrics *metrics,
+                       const vf_config *cfg, char *err, size_t errlen)
 {
     vf_fleet *f = calloc(1, sizeof *f);
-    if (!f || !(f->lru = vf_lru_new())) {
-        free(f);
+    if (!f || !(f->lru = vf_lru_new()) || !(f->key_quota = vf_quota_new())) {
+        if (f) {
+            vf_lru_free(f->lru);
+            free(f);
+        }
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return NULL;
     }
     pthread_mutex_init(&f->flights_lock, NULL);
-    f->metrics = rt->metrics;
-    rt->fleet = f;
+    f->metrics = metrics;
     if (cfg->state.redis) {
-        f->st = vf_state_new(&cfg->state, count_error, rt->metrics);
+        f->st = vf_state_new(&cfg->state, count_error, metrics);
         f->tenant_q = f->st ? vf_shared_quota_new(f->st, "tenant") : NULL;
         f->key_q = f->st ? vf_shared_quota_new(f->st, "pkey") : NULL;
         if (!f->st || !f->tenant_q || !f->key_q) {
             snprintf(err, errlen, "state: cannot set up the shared store client");
-            return -1;
+            vf_fleet_free(f);
+            return NULL;
         }
         vf_quota_shared tq = { vf_shared_quota_acquire, vf_shared_quota_release, f->tenant_q };
         vf_quota_shared kq = { vf_shared_quota_acquire, vf_shared_quota_release, f->key_q };
-        vf_quota_set_shared(rt->quota, &tq);
-        vf_quota_set_shared(rt->key_quota, &kq);
+        vf_quota_set_shared(tenant_quota, &tq);
+        vf_quota_set_shared(f->key_quota, &kq);
         vf_shared_circuit_ops(f->st, &f->circuit_ops);
-        vf_circuit_set_shared(rt->circuits, &f->circuit_ops);
+        vf_circuit_set_shared(circuits, &f->circuit_ops);
     }
     current = f;
-    return 0;
+    return f;
 }
 
 void vf_fleet_free(vf_fleet *f)
@@ -60,6 +64,7 @@ void vf_fleet_free(vf_fleet *f)
     vf_shared_quota_free(f->key_q);
     vf_state_free(f->st);
     vf_lru_free(f->lru);
+    vf_quota_free(f->key_quota);
     pthread_mutex_destroy(&f->flights_lock);
     free(f);
 }
@@ -91,7 +96,7 @@ static void key_id(const vf_tenant_config *t, const vf_provider_config *p, char 
     snprintf(out, VF_QUOTA_NAME_MAX + 1, "p%s", hex);
 }
 
-int vf_fleet_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t errlen)
+int vf_fleet_configure(vf_fleet *f, const vf_config *cfg, char *err, size_t errlen)
 {
     uint64_t now = (uint64_t)vf_now_ms();
     for (size_t i = 0; i < cfg->n_tenants; i++) {
@@ -104,7 +109,7 @@ int vf_fleet_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t e
             key_id(t, p, id);
             vf_quota_limits l = { .max_concurrent = p->quota.concurrent,
                                   .requests_per_minute = p->quota.requests_per_minute };
-            if (vf_quota_configure(rt->key_quota, id, &l, now) != 0) {
+            if (vf_quota_configure(f->key_quota, id, &l, now) != 0) {
                 snprintf(err, errlen, "tenant %s provider %s: cannot register its key quota", t->name, p->name);
                 return -1;
             }
@@ -113,29 +118,29 @@ int vf_fleet_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t e
     return 0;
 }
 
-bool vf_fleet_provider_acquire(vf_runtime *rt, const vf_tenant_config *t, const vf_provider_config *p,
+bool vf_fleet_provider_acquire(vf_fleet *f, const vf_tenant_config *t, const vf_provider_config *p,
                                unsigned *retry_after_s)
 {
     *retry_after_s = 0;
-    if (!p->quota.requests_per_minute && !p->quota.concurrent)
+    if (!f || (!p->quota.requests_per_minute && !p->quota.concurrent))
         return true;
     char id[VF_QUOTA_NAME_MAX + 1];
     key_id(t, p, id);
     unsigned retry = 0;
-    vf_quota_verdict v = vf_quota_acquire(rt->key_quota, id, (uint64_t)vf_now_ms(), &retry);
+    vf_quota_verdict v = vf_quota_acquire(f->key_quota, id, (uint64_t)vf_now_ms(), &retry);
     if (v == VF_QUOTA_UNKNOWN_TENANT)
         return true;   /* registered at configure; a miss is a broker bug, not a reason to refuse */
     *retry_after_s = v == VF_QUOTA_OK ? 0 : (retry ? retry : 1);
     return v == VF_QUOTA_OK;
 }
 
-void vf_fleet_provider_release(vf_runtime *rt, const vf_tenant_config *t, const vf_provider_config *p)
+void vf_fleet_provider_release(vf_fleet *f, const vf_tenant_config *t, const vf_provider_config *p)
 {
-    if (!p->quota.requests_per_minute && !p->quota.concurrent)
+    if (!f || (!p->quota.requests_per_minute && !p->quota.concurrent))
         return;
     char id[VF_QUOTA_NAME_MAX + 1];
     key_id(t, p, id);
-    vf_quota_release(rt->key_quota, id);
+    vf_quota_release(f->key_quota, id);
 }
 
 bool vf_fleet_degraded(void)

@@ -25,6 +25,7 @@ struct vf_fleet {
     vf_state *st;                 /* NULL = no shared store */
     vf_shared_quota *tenant_q, *key_q;
     vf_circuit_shared circuit_ops;
+    vf_quota *key_quota;          /* providers[].quota, named by key id (local; shared hook when st) */
     vf_lru *lru;
     vf_metrics *metrics;
     pthread_mutex_t flights_lock;

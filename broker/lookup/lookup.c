@@ -95,7 +95,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
     for (size_t i = 0; i < order->n && i < budget && run->n < VF_MAX_ATTEMPT_CEILING; i++) {
         const vf_provider_config *p = &t->providers[order->index[i]];
         unsigned key_wait = 0;
-        if (!vf_fleet_provider_acquire(rt, t, p, &key_wait)) {
+        if (!vf_fleet_provider_acquire(rt->fleet, t, p, &key_wait)) {
             if (!run->key_throttled++ || key_wait < run->key_retry_after_s)
                 run->key_retry_after_s = key_wait;
             continue;
@@ -106,7 +106,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
         int64_t started = vf_now_ms();
         vf_fetch_outcome f;
         run_provider(b, t, p, req, &f);
-        vf_fleet_provider_release(rt, t, p);
+        vf_fleet_provider_release(rt->fleet, t, p);
         bool ok = judge(b, req, &f, rec, &run->chars);
         int64_t now = vf_now_ms();
         if (order->has_tickets)
