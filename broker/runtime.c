@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/fleet/fleet.h"
 #include "ipc/ipc_frame.h"
 
 int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
@@ -41,11 +42,14 @@ int vf_runtime_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t
             return -1;
         }
     }
-    return 0;
+    if (!rt->fleet && !(rt->fleet = vf_fleet_new(rt->quota, rt->circuits, rt->metrics, cfg, err, errlen)))
+        return -1;
+    return vf_fleet_configure(rt->fleet, cfg, err, errlen);
 }
 
 void vf_runtime_destroy(vf_runtime *rt)
 {
+    vf_fleet_free(rt->fleet);
     vf_quota_free(rt->quota);
     vf_circuit_registry_free(rt->circuits);
     vf_metrics_free(rt->metrics);

@@ -172,10 +172,10 @@ void vf_job_free(vf_job *job)
 /* vf_result                                                                  */
 
 enum { R_V, R_TERR, R_MALFORMED, R_DETAIL, R_STATUS, R_CTYPE, R_LOCATION, R_TEXT,
-       R_BODY_BYTES, R_LAYERS, R_META, R_COUNT };
+       R_BODY_BYTES, R_LAYERS, R_META, R_CCTL, R_COUNT };
 static const char *const result_keys[R_COUNT] = {
     "v", "terr", "malformed", "detail", "status", "ctype", "location", "text", "body_bytes",
-    "layers", "meta",
+    "layers", "meta", "cctl",
 };
 #define RESULT_REQUIRED ((1u << R_V) | (1u << R_DETAIL) | (1u << R_STATUS) | \
                          (1u << R_TEXT) | (1u << R_BODY_BYTES))
@@ -218,6 +218,8 @@ static vf_ipc_err set_result_field(void *out, size_t slot, const msgpack_object 
         return err;
     case R_META:
         return vf_page_meta_unpack(val, &res->meta, NULL);
+    case R_CCTL:
+        return ipc_take_str(val, ipc_rule_short, true, &res->cache_control);
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
@@ -258,6 +260,7 @@ void vf_result_free(vf_result *res)
     free(res->detail);
     free(res->content_type);
     free(res->location);
+    free(res->cache_control);
     free(res->text);
     vf_page_meta_destroy(res->meta);
     memset(res, 0, sizeof *res);
@@ -355,7 +358,8 @@ static vf_ipc_err check_result(const vf_result *res)
         (err = ipc_check_cstr(res->malformed, ipc_rule_detail, true)) != VF_IPC_OK ||
         (err = ipc_check_cstr(res->detail, ipc_rule_detail, true)) != VF_IPC_OK ||
         (err = ipc_check_cstr(res->content_type, ipc_rule_short, true)) != VF_IPC_OK ||
-        (err = ipc_check_cstr(res->location, ipc_rule_url_any, true)) != VF_IPC_OK)
+        (err = ipc_check_cstr(res->location, ipc_rule_url_any, true)) != VF_IPC_OK ||
+        (err = ipc_check_cstr(res->cache_control, ipc_rule_short, true)) != VF_IPC_OK)
         return err;
     if (res->http_status < 0 || res->http_status > (int32_t)MAX_HTTP_STATUS)
         return VF_IPC_ERR_RANGE;
@@ -376,7 +380,7 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
 
     uint32_t n_keys = 5 + (res->transport_error != NULL) + (res->malformed != NULL) +
                       (res->content_type != NULL) + (res->location != NULL) + (res->layers != 0) +
-                      (res->meta != NULL);
+                      (res->meta != NULL) + (res->cache_control != NULL);
     ipc_encoder e;
     ipc_enc_init(&e);
     ipc_enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
@@ -392,6 +396,8 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
         ipc_put_text(&e, "ctype", res->content_type);
     if (res->location != NULL)
         ipc_put_text(&e, "location", res->location);
+    if (res->cache_control != NULL)
+        ipc_put_text(&e, "cctl", res->cache_control);
     ipc_put_bin(&e, "text", res->text, res->text_len);
     ipc_put_uint(&e, "body_bytes", res->body_bytes);
     if (res->layers != 0)

@@ -67,7 +67,7 @@ typedef struct {
 } vf_job;
 
 /* Worker -> broker: what came back. Map keys: v, terr, malformed, detail, status,
- * ctype, location, text, body_bytes, layers, meta. */
+ * ctype, location, text, body_bytes, layers, meta, cctl. */
 typedef struct {
     char *transport_error;   /* "terr": str or nil: connect|tls|timeout|too_large|protocol|decode|internal */
     char *malformed;         /* "malformed": str or nil: provider response had the wrong shape */
@@ -75,6 +75,7 @@ typedef struct {
     int32_t http_status;     /* "status": uint 0..999, 0 = no response (required) */
     char *content_type;      /* "ctype": str or nil */
     char *location;          /* "location": str or nil (3xx Location, unresolved) */
+    char *cache_control;     /* "cctl": str or nil: the response's Cache-Control (lookup cache) */
     uint8_t *text;           /* "text": bin (required, may be empty): readable text; NUL-terminated copy */
     size_t text_len;
     uint64_t body_bytes;     /* "body_bytes": uint, decoded body size before extraction (required) */

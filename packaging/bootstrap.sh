@@ -10,6 +10,7 @@ DEPS=(
   libmicrohttpd-dev libjansson-dev libxml2-dev libconfig-dev libssl-dev libutf8proc-dev
   openssl ca-certificates python3 curl procps
   systemd groff-base man-db python3-yaml binutils
+  libhiredis-dev redis-server
 )
 # node + npm run the MCP/TypeScript client tests with the real npm clients;
 # a machine that already has node (e.g. from another source) keeps it.

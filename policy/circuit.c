@@ -47,7 +47,14 @@ struct vf_circuit_registry {
     size_t n_tenants, cap_tenants;
     uint64_t next_gen;
     uint64_t tick;
+    vf_circuit_shared shared;   /* fleet-wide health; all NULL = local only */
 };
+
+void vf_circuit_set_shared(vf_circuit_registry *r, const vf_circuit_shared *shared)
+{
+    if (r)
+        r->shared = shared ? *shared : (vf_circuit_shared){ 0 };
+}
 
 /* How a result relates to the breaker's probe. */
 typedef enum { RESULT_GATED, RESULT_OBSERVED } result_mode;
@@ -347,6 +354,27 @@ static void fill_decision(vf_circuit_decision *why, bool admitted, bool probe, b
     why->retry_in_ms = retry_in;
 }
 
+/* Locally admitted: the fleet may still refuse (its circuit is open, or its
+ * one half-open probe is out) or hand this attempt the fleet-wide probe. */
+static bool shared_admit(vf_circuit_registry *r, vf_circuit_ticket *ticket, const char *host,
+                         const vf_circuit_params *params, vf_circuit_decision *why)
+{
+    unsigned mask = 0;
+    uint64_t retry = 0;
+    int verdict = r->shared.admit(r->shared.ctx, ticket->tenant, ticket->provider, host, params, &mask, &retry);
+    if (verdict == 0) {
+        vf_circuit_release(r, ticket);   /* gives back any local probe; marks the ticket done */
+        fill_decision(why, false, false, false, retry ? VF_CIRCUIT_OPEN : VF_CIRCUIT_HALF_OPEN, retry);
+        return false;
+    }
+    if (verdict == 1 && mask) {
+        ticket->shared_probe = mask;
+        why->probe = true;
+        why->state = VF_CIRCUIT_HALF_OPEN;
+    }
+    return true;
+}
+
 bool vf_circuit_admit(vf_circuit_registry *r, const char *tenant, const char *provider,
                       const char *host, uint64_t now_ms, vf_circuit_ticket *ticket,
                       vf_circuit_decision *why)
@@ -371,6 +399,7 @@ bool vf_circuit_admit(vf_circuit_registry *r, const char *tenant, const char *pr
     host_entry *h = scoped ? find_host(p, norm) : NULL;
     if (h)
         h->last_used = ++r->tick;
+    vf_circuit_params params = t->params;
 
     /* Decide on both circuits first, then take probes, so a refusal by one
      * never leaves the other's probe slot taken. */
@@ -398,6 +427,8 @@ bool vf_circuit_admit(vf_circuit_registry *r, const char *tenant, const char *pr
     pthread_mutex_unlock(&r->lock);
     if (!admitted)
         ticket->done = true;
+    else if (r->shared.admit)
+        admitted = shared_admit(r, ticket, scoped ? norm : NULL, &params, why);
     return admitted;
 }
 
@@ -436,6 +467,7 @@ void vf_circuit_record(vf_circuit_registry *r, vf_circuit_ticket *ticket, vf_hea
 
     pthread_mutex_lock(&r->lock);
     tenant_entry *t = find_tenant(r, ticket->tenant, true);
+    vf_circuit_params params = t ? t->params : r->defaults;
     provider_entry *p = t ? find_provider(t, ticket->provider, true) : NULL;
     if (p) {
         update_latency(p, &t->params, latency_ms);
@@ -460,6 +492,9 @@ void vf_circuit_record(vf_circuit_registry *r, vf_circuit_ticket *ticket, vf_hea
         }
     }
     pthread_mutex_unlock(&r->lock);
+    if (r->shared.record)
+        r->shared.record(r->shared.ctx, ticket->tenant, ticket->provider, scoped ? norm : NULL, &params,
+                         provider_failure, content_failure, ticket->shared_probe);
 }
 
 void vf_circuit_release(vf_circuit_registry *r, vf_circuit_ticket *ticket)
@@ -467,12 +502,15 @@ void vf_circuit_release(vf_circuit_registry *r, vf_circuit_ticket *ticket)
     if (!r || !ticket || ticket->done)
         return;
     ticket->done = true;
-    if (!ticket->probe_gen && !ticket->domain_probe_gen)
-        return;
     if (!name_ok(ticket->tenant) || !name_ok(ticket->provider))
         return;
     char norm[VF_CIRCUIT_HOST_MAX + 1];
     bool scoped = vf_host_normalize(ticket->host, norm, sizeof norm);
+    if (ticket->shared_probe && r->shared.release)
+        r->shared.release(r->shared.ctx, ticket->tenant, ticket->provider, scoped ? norm : NULL,
+                          ticket->shared_probe);
+    if (!ticket->probe_gen && !ticket->domain_probe_gen)
+        return;
     pthread_mutex_lock(&r->lock);
     tenant_entry *t = find_tenant(r, ticket->tenant, false);
     provider_entry *p = t ? find_provider(t, ticket->provider, false) : NULL;

@@ -77,6 +77,7 @@ typedef struct {
     uint64_t probe_gen;         /* nonzero: holds the provider-wide half-open probe */
     uint64_t domain_probe_gen;  /* nonzero: holds the host-scoped half-open probe */
     bool gated;                 /* from vf_circuit_admit (else from vf_circuit_ticket_observe) */
+    unsigned shared_probe;      /* fleet-wide probes held: bit 0 provider-wide, bit 1 host-scoped */
     bool done;                  /* recorded or released; later calls are no-ops */
 } vf_circuit_ticket;
 
@@ -127,6 +128,26 @@ typedef struct {
  * describes a fresh closed circuit. */
 bool vf_circuit_snapshot_get(vf_circuit_registry *r, const char *tenant, const char *provider,
                              const char *host, uint64_t now_ms, vf_circuit_snapshot *out);
+
+/* Optional fleet-wide health (broker/fleet/shared_circuit.h), consulted after
+ * the local circuits admit and fed every recorded outcome, so one pod's
+ * failures open the circuit for all and half-open allows one probe fleet-wide.
+ * host is the normalised host or NULL. admit: 1 admitted (*probe_mask as in
+ * vf_circuit_ticket.shared_probe), 0 refused (*retry_in_ms, 0 = a probe is in
+ * flight), -1 store unavailable (local state alone decides). */
+typedef struct {
+    int (*admit)(void *ctx, const char *tenant, const char *provider, const char *host,
+                 const vf_circuit_params *p, unsigned *probe_mask, uint64_t *retry_in_ms);
+    void (*record)(void *ctx, const char *tenant, const char *provider, const char *host,
+                   const vf_circuit_params *p, bool provider_failure, bool content_failure,
+                   unsigned probe_mask);
+    void (*release)(void *ctx, const char *tenant, const char *provider, const char *host,
+                    unsigned probe_mask);
+    void *ctx;
+} vf_circuit_shared;
+
+/* Set once at startup, before lookups run (NULL = local only). */
+void vf_circuit_set_shared(vf_circuit_registry *r, const vf_circuit_shared *shared);
 
 /* "closed", "open", "half_open" */
 const char *vf_circuit_state_name(vf_circuit_state s);

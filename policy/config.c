@@ -18,7 +18,7 @@
 #define TEST_HOOK_MAX    64u
 #define SOCKET_PATH_MAX  (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
-static const char *const root_members[] = { "listen", "worker", "classify", "tenants", NULL };
+static const char *const root_members[] = { "listen", "worker", "classify", "tenants", "state", NULL };
 static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
     "path", "ca_file", "max_concurrent", "test_hook", "require", "zygote", NULL,
@@ -354,6 +354,8 @@ static int parse_root(vf_cfg_ctx *ctx, const config_setting_t *root, vf_config *
         return -1;
     if ((at = config_setting_get_member(root, "worker")) && parse_worker(ctx, at, cfg, &ca_at) != 0)
         return -1;
+    if ((at = config_setting_get_member(root, "state")) && vf_cfg_parse_state(ctx, at, cfg) != 0)
+        return -1;
     if ((at = config_setting_get_member(root, "classify")) && vf_cfg_parse_classify(ctx, at, cfg) != 0)
         return -1;
     if ((at = config_setting_get_member(root, "tenants"))) {
@@ -431,6 +433,7 @@ void vf_config_free(vf_config *cfg)
     for (size_t i = 0; i < cfg->n_tenants && cfg->tenants; i++)
         vf_cfg_tenant_free(&cfg->tenants[i]);
     free(cfg->tenants);
+    vf_state_config_free(&cfg->state);
     memset(cfg, 0, sizeof *cfg);
 }
 

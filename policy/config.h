@@ -12,6 +12,7 @@
 #include "ipc/ipc_messages.h"
 #include "policy/circuit.h"
 #include "policy/egress.h"
+#include "policy/fleet_config.h"
 #include "policy/ordering_config.h"
 
 #define VF_DEFAULT_ATTEMPT_CEILING 3u
@@ -38,6 +39,7 @@ typedef struct {
     vf_response_mode mode;   /* raw page or JSON with a pointer */
     char *json_pointer;      /* RFC 6901, when mode == VF_MODE_JSON */
     double cost_per_call;    /* for cost ordering (issue 4), default 0 */
+    vf_provider_quota quota; /* fleet-wide per key (broker/fleet); all-zero = unlimited */
 } vf_provider_config;
 
 /* A bearer token as the config stores it: only its SHA-256 ("sha256:<64 hex>"). */
@@ -65,6 +67,7 @@ typedef struct {
     uint64_t max_body_bytes;        /* decoded body cap */
     vf_egress_policy egress;
     unsigned classify_disabled;     /* classify.disable: bit (1 << n) per vf_wall family n */
+    vf_cache_config cache;          /* lookup cache; disabled unless configured */
 } vf_tenant_config;
 
 /* True for the unix catch-all: no uids and no tokens. A tenant with tokens but
@@ -91,6 +94,7 @@ typedef struct {
     size_t n_markers;
     vf_tenant_config *tenants;
     size_t n_tenants;
+    vf_state_config state;   /* shared store for a fleet; state.redis NULL = in-process only */
 } vf_config;
 
 /* Built-in default: one tenant "default" (any peer), provider "direct",

@@ -91,6 +91,12 @@ int vf_cfg_parse_ordering(vf_cfg_ctx *ctx, const config_setting_t *s, const char
 int vf_cfg_parse_circuit(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                          vf_tenant_config *t);
 
+/* Fleet settings (policy/config_fleet.c): state, providers[].quota, tenants[].cache. */
+int vf_cfg_parse_state(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *cfg);
+int vf_cfg_parse_provider_quota(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                                vf_provider_quota *out);
+int vf_cfg_parse_cache(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where, vf_cache_config *out);
+
 /* listen.tcp: a loopback "127.0.0.1:PORT" / "[::1]:PORT" into cfg->tcp_*. */
 int vf_cfg_parse_tcp_listen(vf_cfg_ctx *ctx, const config_setting_t *at, vf_config *cfg);
 /* tenants[i].tokens: "sha256:<64 hex>" entries into t->tokens. */

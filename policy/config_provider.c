@@ -13,7 +13,7 @@
 #define ENV_NAME_MAX    128u
 
 static const char *const provider_members[] = {
-    "name", "kind", "cost", "endpoint", "credential", "response", NULL,
+    "name", "kind", "cost", "endpoint", "credential", "response", "quota", NULL,
 };
 static const char *const credential_members[] = {
     "header", "query", "format", "key_file", "key_env", NULL,
@@ -282,6 +282,9 @@ int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char
     at = config_setting_get_member(s, "cost");
     vf_cfg_join(path, where, "cost");
     if (at && vf_cfg_get_number(ctx, at, path, 0.0, VF_CFG_COST_MAX, &out->cost_per_call) != 0)
+        return -1;
+    vf_cfg_join(path, where, "quota");
+    if ((at = config_setting_get_member(s, "quota")) && vf_cfg_parse_provider_quota(ctx, at, path, &out->quota) != 0)
         return -1;
 
     static const char *const api_only[] = { "endpoint", "credential", "response", NULL };

@@ -16,7 +16,7 @@ _Static_assert(MAX_PROVIDERS <= VF_ORDER_MAX, "ordering must handle every config
 
 static const char *const tenant_members[] = {
     "name", "uids", "tokens", "attempt_ceiling", "timeout_ms", "max_body_bytes", "quota", "egress",
-    "providers", "ordering", "circuit", "classify", NULL,
+    "providers", "ordering", "circuit", "classify", "cache", NULL,
 };
 static const char *const circuit_members[] = {
     "failure_threshold", "window", "min_samples", "failure_rate", "cooldown_ms",
@@ -309,6 +309,12 @@ int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *
             return -1;
     }
 
+    if ((at = config_setting_get_member(s, "cache"))) {
+        vf_cfg_join(path, where, "cache");
+        if (vf_cfg_parse_cache(ctx, at, path, &out->cache) != 0)
+            return -1;
+    }
+
     if ((at = config_setting_get_member(s, "egress"))) {
         vf_cfg_join(path, where, "egress");
         if (parse_egress(ctx, at, path, &out->egress) != 0)
@@ -409,5 +415,6 @@ void vf_cfg_tenant_free(vf_tenant_config *t)
     free(t->providers);
     vf_order_config_free(&t->ordering);
     vf_egress_policy_free(&t->egress);
+    vf_cache_config_free(&t->cache);
     memset(t, 0, sizeof *t);
 }

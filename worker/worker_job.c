@@ -185,7 +185,8 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
                           size_t *len, char *why, size_t whylen)
 {
     vf_result res = { .http_status = fr->status, .content_type = fr->content_type,
-                      .location = fr->location, .body_bytes = fr->body.len,
+                      .location = fr->location, .cache_control = fr->cache_control,
+                      .body_bytes = fr->body.len,
                       .text = (uint8_t *)"", .detail = fr->detail, .layers = applied };
     vf_extracted ex = { 0 };
     if (fr->terr) {

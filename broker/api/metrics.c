@@ -58,7 +58,27 @@ struct vf_metrics {
     size_t n_rules;
     histogram spawn_seconds;
     long long workers_active;
+    long long state_errors;
+    long long cache_results[3];   /* hit, miss, bypass */
 };
+
+void vf_metrics_count_state_error(vf_metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->state_errors++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void vf_metrics_count_cache(vf_metrics *m, int result)
+{
+    if (!m || result < 0 || result > 2)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->cache_results[result]++;
+    pthread_mutex_unlock(&m->lock);
+}
 
 static void histogram_init(histogram *h, const double *bounds, size_t n)
 {
@@ -453,6 +473,13 @@ char *vf_metrics_render(vf_metrics *m, const char *tenant, size_t *len)
     }
     put_family(&o, "verifetch_workers_active", "gauge", "Workers alive now.");
     put(&o, "verifetch_workers_active %lld\n", m->workers_active);
+    put_family(&o, "verifetch_state_backend_errors_total", "counter",
+               "Shared-store (Redis/Valkey) operations that failed; lookups fell back to local state.");
+    put(&o, "verifetch_state_backend_errors_total %lld\n", m->state_errors);
+    put_family(&o, "verifetch_cache_lookups_total", "counter", "Lookup cache results.");
+    put(&o, "verifetch_cache_lookups_total{result=\"hit\"} %lld\n", m->cache_results[0]);
+    put(&o, "verifetch_cache_lookups_total{result=\"miss\"} %lld\n", m->cache_results[1]);
+    put(&o, "verifetch_cache_lookups_total{result=\"bypass\"} %lld\n", m->cache_results[2]);
     pthread_mutex_unlock(&m->lock);
     if (o.failed) {
         free(o.buf);

@@ -51,6 +51,10 @@ int vf_metrics_observe_lookup(vf_metrics *m, const char *tenant, double seconds)
 int vf_metrics_observe_spawn(vf_metrics *m, double seconds);
 int vf_metrics_set_circuit_state(vf_metrics *m, const char *tenant, const char *provider, int state); /* 0..2 */
 void vf_metrics_workers_add(vf_metrics *m, int delta);
+/* Fleet (broker/fleet): failed shared-store operations; lookup cache results
+ * (0 hit, 1 miss, 2 bypass). Global series, no tenant label. */
+void vf_metrics_count_state_error(vf_metrics *m);
+void vf_metrics_count_cache(vf_metrics *m, int result);
 
 /* The exposition text, malloc'd and NUL-terminated (*len without the NUL when
  * len is not NULL); NULL on allocation failure. tenant NULL = every series;

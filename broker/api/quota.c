@@ -21,7 +21,15 @@ struct vf_quota {
     pthread_mutex_t lock;
     tenant_quota *tenants;
     size_t n, cap;
+    vf_quota_shared shared;    /* fleet-wide counters; acquire NULL = none */
 };
+
+void vf_quota_set_shared(vf_quota *q, const vf_quota_shared *shared)
+{
+    if (q)
+        q->shared = shared ? *shared : (vf_quota_shared){ 0 };
+}
+
 
 const char *vf_quota_verdict_name(vf_quota_verdict v)
 {
@@ -61,6 +69,24 @@ static tenant_quota *find(vf_quota *q, const char *name)
         if (strcmp(q->tenants[i].name, name) == 0)
             return &q->tenants[i];
     return NULL;
+}
+
+/* The fleet decides when the store answers; 0 = decide locally. */
+static int shared_acquire(vf_quota *q, const char *name, vf_quota_verdict *v, unsigned *retry)
+{
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, name);
+    vf_quota_limits limits = t ? t->limits : (vf_quota_limits){ 0 };
+    pthread_mutex_unlock(&q->lock);
+    if (!t || q->shared.acquire(q->shared.ctx, name, &limits, v, retry) != 1)
+        return 0;
+    if (*v == VF_QUOTA_OK) {
+        pthread_mutex_lock(&q->lock);
+        if ((t = find(q, name)))
+            t->in_flight++;
+        pthread_mutex_unlock(&q->lock);
+    }
+    return 1;
 }
 
 static uint64_t capacity_units(const vf_quota_limits *l)
@@ -138,6 +164,8 @@ vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_
         v = VF_QUOTA_UNKNOWN_TENANT;
         goto out;
     }
+    if (q->shared.acquire && shared_acquire(q, tenant, &v, &retry))
+        goto out;
     pthread_mutex_lock(&q->lock);
     tenant_quota *t = find(q, tenant);
     if (!t) {
@@ -174,6 +202,8 @@ void vf_quota_release(vf_quota *q, const char *tenant)
     if (t && t->in_flight > 0)
         t->in_flight--;
     pthread_mutex_unlock(&q->lock);
+    if (q->shared.release)
+        q->shared.release(q->shared.ctx, tenant);
 }
 
 unsigned vf_quota_in_flight(vf_quota *q, const char *tenant)

@@ -48,6 +48,19 @@ void vf_quota_release(vf_quota *q, const char *tenant);
 /* Lookups in flight for tenant (0 when unknown). */
 unsigned vf_quota_in_flight(vf_quota *q, const char *tenant);
 
+/* Optional fleet-wide counters (broker/fleet/shared_quota.h). acquire returns
+ * 1 when it decided, 0 when the shared store is unavailable: the local bucket
+ * then decides, so a store outage never refuses a lookup by itself. */
+typedef struct {
+    int (*acquire)(void *ctx, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
+                   unsigned *retry_after_s);
+    void (*release)(void *ctx, const char *name);
+    void *ctx;
+} vf_quota_shared;
+
+/* Set once at startup, before lookups run (NULL = local only). */
+void vf_quota_set_shared(vf_quota *q, const vf_quota_shared *shared);
+
 /* "ok", "concurrency", "rate", "unknown_tenant" */
 const char *vf_quota_verdict_name(vf_quota_verdict v);
 

@@ -165,6 +165,29 @@ static int take_render_field(const char *key, json_t *v, vf_lookup_request *out,
     return 1;
 }
 
+static int take_max_age(json_t *v, vf_lookup_request *out, vf_request_error *err)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > VF_MAX_MAX_AGE_S)
+        return fail(err, "max_age_s", "must be an integer between 0 and 31536000");
+    out->max_age_s = (unsigned)json_integer_value(v);
+    out->has_max_age = true;
+    return 0;
+}
+
+/* Output options, sorted and compact, so equal requests share a cache entry
+ * whatever order the caller wrote them in. */
+static int take_options_key(json_t *root, vf_lookup_request *out, vf_request_error *err)
+{
+    json_t *opts = json_copy(root);
+    if (opts) {
+        json_object_del(opts, "url");
+        json_object_del(opts, "max_age_s");
+        out->options_key = json_dumps(opts, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+        json_decref(opts);
+    }
+    return out->options_key ? 0 : fail(err, "", "out of memory");
+}
+
 int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_request_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -199,6 +222,8 @@ int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_re
             rc = take_min_chars(value, out, err);
         else if (strcmp(key, "max_attempts") == 0)
             rc = take_max_attempts(value, out, err);
+        else if (strcmp(key, "max_age_s") == 0)
+            rc = take_max_age(value, out, err);
         else if ((rc = take_render_field(key, value, out, err)) > 0) {
             snprintf(err->field, sizeof err->field, "%.64s", key);
             snprintf(err->message, sizeof err->message, "unknown field '%.64s'", key);
@@ -209,6 +234,8 @@ int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_re
     }
     if (!out->url)
         rc = fail(err, "url", "is required");
+    else
+        rc = take_options_key(root, out, err);
 done:
     json_decref(root);
     if (rc != 0)
@@ -220,6 +247,8 @@ void vf_request_free(vf_lookup_request *req)
 {
     free(req->url);
     free(req->must_contain);
+    free(req->options_key);
     req->url = NULL;
     req->must_contain = NULL;
+    req->options_key = NULL;
 }

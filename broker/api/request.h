@@ -13,6 +13,7 @@
 #define VF_DEFAULT_MAX_CHARS  20000u
 #define VF_MAX_MAX_CHARS      1000000u
 #define VF_MAX_START_INDEX    1000000000u
+#define VF_MAX_MAX_AGE_S      31536000u
 
 typedef struct {
     char *url;
@@ -24,6 +25,9 @@ typedef struct {
     uint32_t render;         /* VF_RENDER_* from "format", "extract", "links" */
     size_t max_chars;        /* characters per page of text (pagination) */
     size_t start_index;      /* first character of this page */
+    bool has_max_age;        /* "max_age_s": a cached result must be at most this old */
+    unsigned max_age_s;      /* 0 = do not read the cache */
+    char *options_key;       /* every field but url and max_age_s, canonical JSON: part of the cache key */
 } vf_lookup_request;
 
 typedef struct {

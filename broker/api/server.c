@@ -139,6 +139,14 @@ static enum MHD_Result handle_lookup(vf_broker *b, const vf_tenant_config *tenan
     int64_t started = vf_now_ms();
     json_t *result = vf_lookup_run(b, tenant, &req);
     vf_quota_release(b->rt->quota, tenant->name);
+    unsigned key_wait = 0;
+    if (vf_lookup_throttled(result, &key_wait)) {   /* every provider's key quota is used up */
+        json_decref(result);
+        vf_request_free(&req);
+        vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_THROTTLED);
+        vf_request_log(stderr, tenant->name, "throttled", "provider_key");
+        return send_throttled(c, key_wait, "provider key quota exceeded for every provider of this tenant");
+    }
     if (result)
         vf_lookup_log(stderr, tenant->name, result, vf_now_ms() - started);
     vf_request_free(&req);

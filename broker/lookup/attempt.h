@@ -28,6 +28,7 @@ typedef struct {
     char *text;                  /* malloc'd valid UTF-8, NUL-terminated, or NULL */
     size_t text_len;
     char *final_url;             /* URL of the last hop, malloc'd or NULL */
+    char *cache_control;         /* the response's Cache-Control, malloc'd or NULL (lookup cache) */
     const char *denied_rule;     /* egress rule that refused a hop (static), or NULL */
     unsigned redirects;
     vf_page_meta *meta;          /* what the worker read from an HTML page, or NULL */

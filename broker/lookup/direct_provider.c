@@ -135,6 +135,8 @@ static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
     out->http_status = res->http_status;
     if (res->content_type)
         out->content_type = strdup(res->content_type);
+    if (res->cache_control)
+        out->cache_control = strdup(res->cache_control);
     if (res->text && vf_utf8_is_clean((const char *)res->text, res->text_len)) {
         /* Already clean (the common case): keep the decoded bytes, no copy. */
         out->text = (char *)res->text;

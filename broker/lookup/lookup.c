@@ -8,6 +8,8 @@
 #include "broker/lookup/direct_provider.h"
 #include "broker/lookup/keyed_provider.h"
 #include "broker/judge/page_evidence.h"
+#include "broker/fleet/fleet.h"
+#include "broker/fleet/fleet_lookup.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact_page.h"
 #include "ipc/ipc_frame.h"
@@ -109,6 +111,8 @@ typedef struct {
     const char *used;
     size_t chars;
     bool thin;
+    unsigned key_throttled;      /* providers skipped: their key's quota is used up */
+    unsigned key_retry_after_s;  /* the soonest of those keys frees up */
 } attempt_run;
 
 static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
@@ -117,12 +121,19 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
     vf_runtime *rt = b->rt;
     for (size_t i = 0; i < order->n && i < budget && run->n < VF_MAX_ATTEMPT_CEILING; i++) {
         const vf_provider_config *p = &t->providers[order->index[i]];
+        unsigned key_wait = 0;
+        if (!vf_fleet_provider_acquire(rt->fleet, t, p, &key_wait)) {
+            if (!run->key_throttled++ || key_wait < run->key_retry_after_s)
+                run->key_retry_after_s = key_wait;
+            continue;
+        }
         vf_attempt_record *rec = &run->log[run->n++];
         memset(rec, 0, sizeof *rec);
         rec->provider = p->name;
         int64_t started = vf_now_ms();
         vf_fetch_outcome f;
         run_provider(b, t, p, req, &f);
+        vf_fleet_provider_release(rt->fleet, t, p);
         bool ok = judge(b, t, req, &f, rec, &run->chars, &run->thin);
         int64_t now = vf_now_ms();
         if (order->has_tickets)
@@ -140,7 +151,26 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
     }
 }
 
-json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
+/* Every provider was skipped for its key's quota: the caller answers 429. */
+static json_t *key_throttled(const attempt_run *run)
+{
+    return json_pack("{s:{s:s, s:s, s:i}}", "error", "field", "", "message",
+                     "provider key quota exceeded (shared by every tenant and instance using the key)",
+                     "retry_after", (int)(run->key_retry_after_s ? run->key_retry_after_s : 1));
+}
+
+bool vf_lookup_throttled(const json_t *result, unsigned *retry_after_s)
+{
+    json_t *err = json_object_get(result, "error");
+    json_t *ra = json_object_get(err, "retry_after");
+    if (!json_is_integer(ra))
+        return false;
+    *retry_after_s = json_integer_value(ra) > 0 ? (unsigned)json_integer_value(ra) : 1;
+    return true;
+}
+
+static json_t *lookup_uncached(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                               char **cache_control)
 {
     int64_t started = vf_now_ms();
     unsigned max_attempts = vf_clamp_attempts(req->has_max_attempts, req->max_attempts, t->attempt_ceiling);
@@ -163,6 +193,12 @@ json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lo
     attempt_run run = { 0 };
     attempt_all(b, t, req, &order, budget, &run);
     vf_order_release_unused(&order, b->rt->circuits);
+    if (run.n == 0 && run.key_throttled) {
+        free(host);
+        return key_throttled(&run);
+    }
+    if (cache_control && run.used && run.winner.cache_control)
+        *cache_control = strdup(run.winner.cache_control);
 
     vf_failure_reason failure = VF_FAIL_NONE;
     if (!run.used) {
@@ -196,4 +232,9 @@ json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lo
     vf_metrics_count_lookup(b->rt->metrics, t->name, run.used ? VF_LOOKUP_SUCCESS : VF_LOOKUP_ERROR);
     vf_metrics_observe_lookup(b->rt->metrics, t->name, (double)(vf_now_ms() - started) / 1000.0);
     return result;
+}
+
+json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
+{
+    return vf_fleet_lookup(b, t, req, lookup_uncached);
 }

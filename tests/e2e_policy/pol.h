@@ -22,6 +22,7 @@ typedef struct {
     const char *listen_extra;   /* extra settings in the listen group, e.g. tcp = "127.0.0.1:0"; */
     bool world_socket;          /* socket mode 0666 and the tmp dir traversable by any uid */
     const char *hosts;          /* non-NULL: run in a private mount ns with this as /etc/hosts */
+    const char *root_extra;     /* extra top-level settings, e.g. state = { ... }; */
 } pol_broker_opts;
 
 typedef struct {

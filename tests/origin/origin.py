@@ -185,6 +185,12 @@ class Handler(RouteHandler):
         n = min(max(int(q.get("bytes", ["1000"])[0]), 0), MAX_BIG)
         self.send_body(200, "text/plain", big_body(n))
 
+    def r_cache_control(self, q):
+        # /cc?v=no-store: the page with that Cache-Control (lookup cache tests)
+        value = q.get("v", [""])[0][:200]
+        self.send_body(200, "text/html; charset=utf-8", PAGE_HTML.encode(),
+                       {"Cache-Control": value} if value else None)
+
 
 Handler.ROUTES = {
     "/page": Handler.r_page,
@@ -204,6 +210,7 @@ Handler.ROUTES = {
     "/json": Handler.r_json,
     "/echo": Handler.r_echo,
     "/big": Handler.r_big,
+    "/cc": Handler.r_cache_control,
 }
 
 

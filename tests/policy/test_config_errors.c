@@ -30,7 +30,7 @@ Test(config_err, duplicate_setting_is_a_parse_error)
 
 Test(config_err, unknown_settings_anywhere)
 {
-    fx_expect_error(2, "listen_port: unknown setting (expected one of: listen, worker, classify, tenants)",
+    fx_expect_error(2, "listen_port: unknown setting (expected one of: listen, worker, classify, tenants, state)",
                     "listen = { socket = \"/tmp/a.sock\"; };\nlisten_port = 80;\n");
     fx_expect_error(2, "listen.sockets: unknown setting", "listen = {\n  sockets = \"/tmp/a\";\n};\n");
     fx_expect_error(4, "tenants[0].egress.alow: unknown setting (expected one of: allow, deny, allow_hosts, deny_hosts, ports, any_port)",

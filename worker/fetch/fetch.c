@@ -233,6 +233,14 @@ static void record_response(CURL *curl, vf_fetch_result *out)
     for (size_t i = 0; vf_wall_header_names[i]; i++)
         if (curl_easy_header(curl, vf_wall_header_names[i], 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
             vf_wall_signals_from_header(&out->wall, vf_wall_header_names[i], h->value);
+    /* Several Cache-Control lines are one list (RFC 9110 5.3); the broker's
+     * cache needs only a few directives, so the last line is enough. */
+    size_t n_cc = 0;
+    if (curl_easy_header(curl, "Cache-Control", 0, CURLH_HEADER, -1, &h) == CURLHE_OK) {
+        n_cc = h->amount;
+        if (n_cc > 0 && curl_easy_header(curl, "Cache-Control", n_cc - 1, CURLH_HEADER, -1, &h) == CURLHE_OK)
+            out->cache_control = dup_capped(h->value, VF_IPC_MAX_SHORT - 1);
+    }
 }
 
 void vf_fetch(const vf_job *job, int sock, X509_STORE *ca_store, vf_fetch_result *out)
@@ -344,6 +352,8 @@ void vf_fetch_result_free(vf_fetch_result *r)
 {
     free(r->content_type);
     free(r->location);
+    free(r->cache_control);
+    r->cache_control = NULL;
     vf_tbuf_free(&r->body);
     r->content_type = r->location = NULL;
 }

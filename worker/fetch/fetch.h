@@ -18,6 +18,7 @@ typedef struct {
     int status;                /* 0 when no status line arrived */
     char *content_type;        /* malloc'd, NULL when absent */
     char *location;            /* malloc'd raw Location of a 3xx, NULL when absent */
+    char *cache_control;       /* malloc'd Cache-Control (capped), NULL when absent */
     vf_tbuf body;              /* decoded body, at most job->max_body bytes */
     vf_wall_signals wall;      /* fingerprints from the final response's headers */
 } vf_fetch_result;

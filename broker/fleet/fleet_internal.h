@@ -1,0 +1,38 @@
+/* Private to broker/fleet: the fleet object shared by fleet.c (setup, quotas,
+ * readiness) and fleet_lookup.c (cache and single-flight). */
+#ifndef VERIFETCH_FLEET_INTERNAL_H
+#define VERIFETCH_FLEET_INTERNAL_H
+
+#include <pthread.h>
+
+#include "broker/api/metrics.h"
+#include "broker/fleet/fleet.h"
+#include "broker/fleet/fleet_keys.h"
+#include "broker/fleet/lookup_lru.h"
+#include "broker/fleet/shared_quota.h"
+#include "broker/fleet/state_store.h"
+
+/* One lookup being fetched in this process; identical ones wait for it. */
+typedef struct vf_flight {
+    char key[VF_FLEET_KEY_MAX];
+    pthread_cond_t done;
+    bool finished;
+    unsigned waiters;
+    struct vf_flight *next;
+} vf_flight;
+
+struct vf_fleet {
+    vf_state *st;                 /* NULL = no shared store */
+    vf_shared_quota *tenant_q, *key_q;
+    vf_circuit_shared circuit_ops;
+    vf_quota *key_quota;          /* providers[].quota, named by key id (local; shared hook when st) */
+    vf_lru *lru;
+    vf_metrics *metrics;
+    pthread_mutex_t flights_lock;
+    vf_flight *flights;
+};
+
+/* The running broker's fleet (set by vf_fleet_start), for readiness. */
+vf_fleet *vf_fleet_current(void);
+
+#endif

@@ -1,0 +1,376 @@
+#include "broker/fleet/fleet_lookup.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "broker/fleet/cache_control.h"
+#include "broker/fleet/cache_key.h"
+#include "broker/fleet/fleet_internal.h"
+#include "ipc/ipc_frame.h"
+
+#define POLL_MS        5u       /* a fleet follower re-reads the store this often */
+#define WAIT_CAP_MS    60000u   /* never wait longer than this for another's fetch */
+#define VALUE_MAGIC    "vf1\n"
+
+enum { CACHE_HIT = 0, CACHE_MISS = 1, CACHE_BYPASS = 2 };
+static const char *const cache_names[] = { "hit", "miss", "bypass" };
+
+uint64_t vf_fleet_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static json_t *receipt_of(json_t *result)
+{
+    json_t *content = json_object_get(result, "content");
+    size_t i;
+    json_t *block;
+    json_array_foreach(content, i, block) {
+        json_t *r = json_object_get(block, "json");
+        if (json_is_object(r))
+            return r;
+    }
+    return NULL;
+}
+
+void vf_fleet_mark_receipt(json_t *result, const char *cache, uint64_t fetched_at_ms)
+{
+    json_t *r = receipt_of(result);
+    if (!r)
+        return;
+    time_t secs = (time_t)(fetched_at_ms / 1000);
+    struct tm tm;
+    char stamp[40] = "";
+    if (gmtime_r(&secs, &tm)) {
+        size_t n = strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(stamp + n, sizeof stamp - n, ".%03uZ", (unsigned)(fetched_at_ms % 1000));
+    }
+    json_object_set_new(r, "cache", json_string(cache));
+    json_object_set_new(r, "fetched_at", json_string(stamp));
+}
+
+static bool succeeded(json_t *result)
+{
+    const char *status = json_string_value(json_object_get(result, "status"));
+    return status && strcmp(status, "success") == 0;
+}
+
+static uint64_t wait_budget_ms(const vf_tenant_config *t)
+{
+    uint64_t ms = (uint64_t)t->timeout_ms * (t->attempt_ceiling ? t->attempt_ceiling : 1) + 1000u;
+    return ms < WAIT_CAP_MS ? ms : WAIT_CAP_MS;
+}
+
+/* ---- shared-store tier ------------------------------------------------- */
+
+static char *store_get(vf_fleet *f, const char *key, uint64_t now, uint64_t max_age_ms, uint64_t *fetched_at,
+                       uint64_t *expires_at)
+{
+    if (!f->st)
+        return NULL;
+    const char *argv[2] = { "GET", key };
+    redisReply *r = vf_state_command(f->st, 2, argv, NULL);
+    char *json = NULL;
+    /* "vf1\n<fetched_at ms>\n<expires_at ms>\n<ToolResult JSON>" */
+    if (r && r->type == REDIS_REPLY_STRING && r->len > 4 && memcmp(r->str, VALUE_MAGIC, 4) == 0) {
+        char *end = NULL, *end2 = NULL;
+        errno = 0;
+        unsigned long long at = strtoull(r->str + 4, &end, 10);
+        unsigned long long until = end && *end == '\n' ? strtoull(end + 1, &end2, 10) : 0;
+        if (errno == 0 && end2 && *end2 == '\n' && now < until && (now < at || now - at <= max_age_ms)) {
+            *fetched_at = at;
+            *expires_at = until;
+            json = strndup(end2 + 1, r->len - (size_t)(end2 + 1 - r->str));
+        }
+    }
+    if (r)
+        freeReplyObject(r);
+    return json;
+}
+
+static void store_put(vf_fleet *f, const char *key, const char *json, size_t len, uint64_t fetched_at,
+                      unsigned ttl_s)
+{
+    if (!f->st)
+        return;
+    char head[64];
+    int hn = snprintf(head, sizeof head, VALUE_MAGIC "%" PRIu64 "\n%" PRIu64 "\n", fetched_at,
+                      (uint64_t)(fetched_at + 1000ull * ttl_s));
+    char *value = malloc((size_t)hn + len);
+    if (!value)
+        return;
+    memcpy(value, head, (size_t)hn);
+    memcpy(value + hn, json, len);
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%u", ttl_s);
+    const char *argv[5] = { "SET", key, value, "EX", ttl };
+    size_t lens[5] = { 3, strlen(key), (size_t)hn + len, 2, strlen(ttl) };
+    redisReply *r = vf_state_command(f->st, 5, argv, lens);
+    if (r)
+        freeReplyObject(r);
+    free(value);
+}
+
+/* 1 = this pod fetches (lock held or no store), 0 = another pod holds it. */
+static int store_lock(vf_fleet *f, const char *lock_key, uint64_t ms)
+{
+    if (!f->st)
+        return 1;
+    char px[24];
+    snprintf(px, sizeof px, "%" PRIu64, ms);
+    const char *argv[6] = { "SET", lock_key, "1", "NX", "PX", px };
+    redisReply *r = vf_state_command(f->st, 6, argv, NULL);
+    int mine = !r || r->type == REDIS_REPLY_STATUS;   /* store down: fetch ourselves */
+    if (r)
+        freeReplyObject(r);
+    return mine;
+}
+
+static void store_unlock(vf_fleet *f, const char *lock_key)
+{
+    if (!f->st)
+        return;
+    const char *argv[2] = { "DEL", lock_key };
+    redisReply *r = vf_state_command(f->st, 2, argv, NULL);
+    if (r)
+        freeReplyObject(r);
+}
+
+static bool store_locked(vf_fleet *f, const char *lock_key)
+{
+    const char *argv[2] = { "EXISTS", lock_key };
+    redisReply *r = vf_state_command(f->st, 2, argv, NULL);
+    bool held = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r)
+        freeReplyObject(r);
+    return held;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* Another pod is fetching: poll for its result until its lock goes away. */
+static char *await_other_pod(vf_fleet *f, const char *key, const char *lock_key, uint64_t budget_ms,
+                             uint64_t *fetched_at, uint64_t *expires_at)
+{
+    int64_t deadline = vf_now_ms() + (int64_t)budget_ms;
+    while (vf_now_ms() < deadline) {
+        sleep_ms(POLL_MS);
+        char *json = store_get(f, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
+        if (json)
+            return json;
+        if (!store_locked(f, lock_key))
+            return store_get(f, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
+    }
+    return NULL;
+}
+
+/* ---- in-process single-flight ------------------------------------------ */
+
+/* NULL: the caller leads (registered). Else the flight it waited on (finished
+ * or timed out); the caller then calls flight_leave. */
+static vf_flight *flight_join(vf_fleet *f, const char *key, uint64_t budget_ms, vf_flight **led)
+{
+    *led = NULL;
+    pthread_mutex_lock(&f->flights_lock);
+    vf_flight *fl = f->flights;
+    while (fl && strcmp(fl->key, key) != 0)
+        fl = fl->next;
+    if (!fl) {
+        fl = calloc(1, sizeof *fl);
+        if (fl) {
+            snprintf(fl->key, sizeof fl->key, "%s", key);
+            pthread_condattr_t attr;
+            pthread_condattr_init(&attr);
+            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+            pthread_cond_init(&fl->done, &attr);
+            pthread_condattr_destroy(&attr);
+            fl->next = f->flights;
+            f->flights = fl;
+        }
+        *led = fl;
+        pthread_mutex_unlock(&f->flights_lock);
+        return NULL;
+    }
+    fl->waiters++;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(budget_ms / 1000);
+    until.tv_nsec += (long)(budget_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (!fl->finished && pthread_cond_timedwait(&fl->done, &f->flights_lock, &until) == 0) {
+    }
+    pthread_mutex_unlock(&f->flights_lock);
+    return fl;
+}
+
+static void flight_free_locked(vf_fleet *f, vf_flight *fl)
+{
+    vf_flight **pp = &f->flights;
+    while (*pp && *pp != fl)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = fl->next;
+    pthread_cond_destroy(&fl->done);
+    free(fl);
+}
+
+static void flight_leave(vf_fleet *f, vf_flight *fl)
+{
+    pthread_mutex_lock(&f->flights_lock);
+    fl->waiters--;
+    if (fl->finished && fl->waiters == 0)
+        flight_free_locked(f, fl);
+    pthread_mutex_unlock(&f->flights_lock);
+}
+
+static void flight_finish(vf_fleet *f, vf_flight *fl)
+{
+    if (!fl)
+        return;
+    pthread_mutex_lock(&f->flights_lock);
+    fl->finished = true;
+    /* Unlinked now so a later identical lookup starts a new flight. */
+    vf_flight **pp = &f->flights;
+    while (*pp && *pp != fl)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = fl->next;
+    fl->next = NULL;
+    pthread_cond_broadcast(&fl->done);
+    bool free_now = fl->waiters == 0;
+    pthread_mutex_unlock(&f->flights_lock);
+    if (free_now) {
+        pthread_cond_destroy(&fl->done);
+        free(fl);
+    }
+}
+
+/* ---- the lookup --------------------------------------------------------- */
+
+static json_t *served(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t, char *json,
+                      uint64_t fetched_at, int64_t started)
+{
+    json_t *result = json_loads(json, 0, NULL);
+    free(json);
+    if (!result)
+        return NULL;
+    vf_fleet_mark_receipt(result, cache_names[CACHE_HIT], fetched_at);
+    vf_metrics_count_cache(f->metrics, CACHE_HIT);
+    vf_metrics_count_lookup(b->rt->metrics, t->name, VF_LOOKUP_SUCCESS);
+    vf_metrics_observe_lookup(b->rt->metrics, t->name, (double)(vf_now_ms() - started) / 1000.0);
+    return result;
+}
+
+static char *cached(vf_fleet *f, const vf_tenant_config *t, const char *key, uint64_t max_age_ms,
+                    uint64_t *fetched_at)
+{
+    uint64_t now = vf_fleet_wall_ms();
+    char *json = vf_lru_get(f->lru, t->name, key, now, max_age_ms, fetched_at);
+    if (json)
+        return json;
+    uint64_t expires_at = 0;
+    json = store_get(f, key, now, max_age_ms, fetched_at, &expires_at);
+    if (json)   /* kept locally for the rest of its life */
+        vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, strlen(json), *fetched_at, expires_at);
+    return json;
+}
+
+/* Fetch and store when cacheable. */
+static json_t *fetch(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                     vf_lookup_fn run, const char *key, bool may_store, uint64_t *fetched_at)
+{
+    char *cache_control = NULL;
+    *fetched_at = vf_fleet_wall_ms();
+    json_t *result = run(b, t, req, &cache_control);
+    vf_cache_control cc;
+    vf_cache_control_parse(cache_control, &cc);
+    free(cache_control);
+    unsigned ttl = vf_cache_control_ttl(&cc, t->cache.max_ttl_s);
+    if (result && may_store && ttl > 0 && succeeded(result)) {
+        char *json = json_dumps(result, JSON_COMPACT);
+        if (json) {
+            size_t len = strlen(json);
+            if (len <= VF_LRU_MAX_VALUE) {
+                vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, len, *fetched_at,
+                           *fetched_at + 1000ull * ttl);
+                store_put(f, key, json, len, *fetched_at, ttl);
+            }
+            free(json);
+        }
+    }
+    return result;
+}
+
+json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                        vf_lookup_fn run)
+{
+    vf_fleet *f = b->rt->fleet;
+    if (!f || !t->cache.enabled)
+        return run(b, t, req, NULL);
+    int64_t started = vf_now_ms();
+    char host[256], key[VF_FLEET_KEY_MAX], lock_key[VF_FLEET_KEY_MAX + 8];
+    bool is_private = vf_cache_url_host(req->url, host, sizeof host) != 0 ||
+                      vf_cache_host_private(&t->cache, host);
+    uint64_t fetched_at = 0;
+    if (is_private || vf_cache_key(key, vf_state_prefix(f->st), t->name, req->url, req->options_key) != 0) {
+        /* Never stored, never read: the tenant's policy says this host is private. */
+        json_t *result = run(b, t, req, NULL);
+        vf_fleet_mark_receipt(result, cache_names[CACHE_BYPASS], vf_fleet_wall_ms());
+        vf_metrics_count_cache(f->metrics, CACHE_BYPASS);
+        return result;
+    }
+    snprintf(lock_key, sizeof lock_key, "%s:lock", key);
+    bool may_read = !(req->has_max_age && req->max_age_s == 0);
+    uint64_t max_age_ms = req->has_max_age ? 1000ull * req->max_age_s : UINT64_MAX;
+    uint64_t budget = wait_budget_ms(t);
+
+    if (may_read) {
+        char *json = cached(f, t, key, max_age_ms, &fetched_at);
+        if (json)
+            return served(f, b, t, json, fetched_at, started);
+    }
+    /* Single-flight: one fetch per key in this process, then one per fleet. */
+    vf_flight *led = NULL, *waited = may_read ? flight_join(f, key, budget, &led) : NULL;
+    if (waited) {
+        flight_leave(f, waited);
+        char *json = cached(f, t, key, max_age_ms, &fetched_at);
+        if (json)
+            return served(f, b, t, json, fetched_at, started);
+    }
+    bool locked = false;
+    if (led && f->st) {
+        locked = store_lock(f, lock_key, budget) == 1;
+        if (!locked) {
+            uint64_t expires_at = 0;
+            char *json = await_other_pod(f, key, lock_key, budget, &fetched_at, &expires_at);
+            if (json) {
+                vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, strlen(json), fetched_at, expires_at);
+                flight_finish(f, led);
+                return served(f, b, t, json, fetched_at, started);
+            }
+            free(json);
+        }
+    }
+    json_t *result = fetch(f, b, t, req, run, key, true, &fetched_at);
+    if (locked)
+        store_unlock(f, lock_key);
+    flight_finish(f, led);
+    int kind = may_read ? CACHE_MISS : CACHE_BYPASS;
+    vf_fleet_mark_receipt(result, cache_names[kind], fetched_at);
+    vf_metrics_count_cache(f->metrics, kind);
+    return result;
+}

@@ -1,0 +1,33 @@
+/* The lookup cache in front of the provider loop: per tenant, keyed by the
+ * normalised URL and the request's output options (broker/fleet/cache_key.h),
+ * holding only successful, already redacted ToolResults, for at most the
+ * tenant's cache.max_ttl_s and what the origin's Cache-Control allows
+ * (no-store, no-cache and private are never stored). Two tiers: this
+ * process's LRU, then the shared store. Identical concurrent lookups are
+ * collapsed into one fetch: within a process by waiting on the first, across
+ * the fleet by a short lock in the shared store that the others poll.
+ * The receipt gets cache ("hit" | "miss" | "bypass") and fetched_at. */
+#ifndef VERIFETCH_FLEET_LOOKUP_H
+#define VERIFETCH_FLEET_LOOKUP_H
+
+#include <jansson.h>
+
+#include "broker/api/request.h"
+#include "broker/broker_context.h"
+
+/* The uncached lookup. *cache_control receives the winning response's
+ * Cache-Control (malloc'd) or NULL. */
+typedef json_t *(*vf_lookup_fn)(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                                char **cache_control);
+
+/* run directly when the tenant has no cache; otherwise through the cache. */
+json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                        vf_lookup_fn run);
+
+/* Receipt fields for a result: cache and fetched_at (RFC 3339 UTC, ms). */
+void vf_fleet_mark_receipt(json_t *result, const char *cache, uint64_t fetched_at_ms);
+
+/* Wall-clock ms. */
+uint64_t vf_fleet_wall_ms(void);
+
+#endif

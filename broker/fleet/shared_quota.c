@@ -1,0 +1,200 @@
+#include "broker/fleet/shared_quota.h"
+
+#include <inttypes.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/fleet/fleet_keys.h"
+
+/* KEYS: bucket hash, lease zset. ARGV: rpm, burst, concurrent, lease member, lease ms.
+ * Returns {verdict, retry_after_s}: 0 ok, 1 concurrency, 2 rate. Time is the
+ * store's (TIME), so pods with skewed clocks share one bucket correctly. */
+static vf_state_script acquire_script = { .source =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "local rpm, burst, conc = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local lease = tonumber(ARGV[5])\n"
+    "if conc > 0 then\n"
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)\n"
+    "  if redis.call('ZCARD', KEYS[2]) >= conc then return {1, 1} end\n"
+    "end\n"
+    "if rpm > 0 then\n"
+    "  local unit = 60000\n"
+    "  local cap = burst * unit\n"
+    "  local b = redis.call('HMGET', KEYS[1], 'u', 't')\n"
+    "  local units, at = tonumber(b[1]), tonumber(b[2])\n"
+    "  if units == nil or at == nil then units, at = cap, now end\n"
+    "  if now > at then units = math.min(cap, units + (now - at) * rpm) end\n"
+    "  if units > cap then units = cap end\n"
+    "  local ttl = math.ceil(cap / rpm) + 60000\n"
+    "  if units < unit then\n"
+    "    redis.call('HSET', KEYS[1], 'u', units, 't', now)\n"
+    "    redis.call('PEXPIRE', KEYS[1], ttl)\n"
+    "    local wait = math.ceil((unit - units) / rpm)\n"
+    "    return {2, math.max(1, math.ceil(wait / 1000))}\n"
+    "  end\n"
+    "  redis.call('HSET', KEYS[1], 'u', units - unit, 't', now)\n"
+    "  redis.call('PEXPIRE', KEYS[1], ttl)\n"
+    "end\n"
+    "if conc > 0 then\n"
+    "  redis.call('ZADD', KEYS[2], now + lease, ARGV[4])\n"
+    "  redis.call('PEXPIRE', KEYS[2], lease)\n"
+    "end\n"
+    "return {0, 0}\n" };
+
+/* Leases this process holds, per name, so release knows a member to remove. */
+typedef struct {
+    char name[VF_QUOTA_NAME_MAX + 1];
+    uint64_t *seq;
+    size_t n, cap;
+} held;
+
+struct vf_shared_quota {
+    vf_state *st;
+    char scope[16];
+    char instance[17];          /* random per process: lease members never collide across pods */
+    pthread_mutex_t lock;
+    uint64_t next_seq;
+    held *held;
+    size_t n_held, cap_held;
+};
+
+vf_shared_quota *vf_shared_quota_new(vf_state *st, const char *scope)
+{
+    vf_shared_quota *sq = calloc(1, sizeof *sq);
+    if (!sq)
+        return NULL;
+    sq->st = st;
+    snprintf(sq->scope, sizeof sq->scope, "%s", scope);
+    unsigned char r[8];
+    if (RAND_bytes(r, sizeof r) != 1) {
+        free(sq);
+        return NULL;
+    }
+    for (int i = 0; i < 8; i++)
+        snprintf(sq->instance + 2 * i, 3, "%02x", r[i]);
+    pthread_mutex_init(&sq->lock, NULL);
+    return sq;
+}
+
+void vf_shared_quota_free(vf_shared_quota *sq)
+{
+    if (!sq)
+        return;
+    for (size_t i = 0; i < sq->n_held; i++)
+        free(sq->held[i].seq);
+    free(sq->held);
+    pthread_mutex_destroy(&sq->lock);
+    free(sq);
+}
+
+static held *find_held(vf_shared_quota *sq, const char *name, bool create)
+{
+    for (size_t i = 0; i < sq->n_held; i++)
+        if (strcmp(sq->held[i].name, name) == 0)
+            return &sq->held[i];
+    if (!create || strlen(name) > VF_QUOTA_NAME_MAX)
+        return NULL;
+    if (sq->n_held == sq->cap_held) {
+        size_t next = sq->cap_held ? sq->cap_held * 2 : 8;
+        held *grown = realloc(sq->held, next * sizeof *grown);
+        if (!grown)
+            return NULL;
+        sq->held = grown;
+        sq->cap_held = next;
+    }
+    held *h = &sq->held[sq->n_held++];
+    memset(h, 0, sizeof *h);
+    snprintf(h->name, sizeof h->name, "%s", name);
+    return h;
+}
+
+static void member_of(const vf_shared_quota *sq, uint64_t seq, char *out, size_t len)
+{
+    snprintf(out, len, "%s:%" PRIu64, sq->instance, seq);
+}
+
+static void keys_for(const vf_shared_quota *sq, const char *name, char bucket[VF_FLEET_KEY_MAX],
+                     char leases[VF_FLEET_KEY_MAX])
+{
+    const char *parts[2] = { sq->scope, name };
+    vf_fleet_key(bucket, vf_state_prefix(sq->st), "q", parts, 2, ":rate");
+    vf_fleet_key(leases, vf_state_prefix(sq->st), "q", parts, 2, ":inflight");
+}
+
+int vf_shared_quota_acquire(void *opaque, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
+                            unsigned *retry_after_s)
+{
+    vf_shared_quota *sq = opaque;
+    if (!sq || !name || !l)
+        return 0;
+    if (!l->requests_per_minute && !l->max_concurrent) {
+        *v = VF_QUOTA_OK;
+        *retry_after_s = 0;
+        return 1;   /* nothing to count fleet-wide */
+    }
+    pthread_mutex_lock(&sq->lock);
+    uint64_t seq = ++sq->next_seq;
+    pthread_mutex_unlock(&sq->lock);
+    char bucket[VF_FLEET_KEY_MAX], leases[VF_FLEET_KEY_MAX], member[48], rpm[16], burst[16], conc[16],
+        lease[16];
+    keys_for(sq, name, bucket, leases);
+    member_of(sq, seq, member, sizeof member);
+    snprintf(rpm, sizeof rpm, "%u", l->requests_per_minute);
+    snprintf(burst, sizeof burst, "%u", l->burst ? l->burst : l->requests_per_minute);
+    snprintf(conc, sizeof conc, "%u", l->max_concurrent);
+    snprintf(lease, sizeof lease, "%u", VF_SHARED_LEASE_MS);
+    const char *argv[7] = { bucket, leases, rpm, burst, conc, member, lease };
+    redisReply *r = vf_state_eval(sq->st, &acquire_script, 2, 7, argv, NULL);
+    if (!r)
+        return 0;
+    int decided = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+        r->element[1]->type == REDIS_REPLY_INTEGER) {
+        long long code = r->element[0]->integer, retry = r->element[1]->integer;
+        decided = 1;
+        *v = code == 0 ? VF_QUOTA_OK : code == 1 ? VF_QUOTA_CONCURRENCY : VF_QUOTA_RATE;
+        *retry_after_s = code == 0 ? 0 : (unsigned)(retry < 1 ? 1 : retry > 3600 ? 3600 : retry);
+    }
+    freeReplyObject(r);
+    if (decided && *v == VF_QUOTA_OK && l->max_concurrent) {
+        pthread_mutex_lock(&sq->lock);
+        held *h = find_held(sq, name, true);
+        if (h && h->n == h->cap) {
+            size_t next = h->cap ? h->cap * 2 : 8;
+            uint64_t *grown = realloc(h->seq, next * sizeof *grown);
+            if (grown) {
+                h->seq = grown;
+                h->cap = next;
+            }
+        }
+        if (h && h->n < h->cap)
+            h->seq[h->n++] = seq;   /* untracked only on OOM: the lease then expires by itself */
+        pthread_mutex_unlock(&sq->lock);
+    }
+    return decided;
+}
+
+void vf_shared_quota_release(void *opaque, const char *name)
+{
+    vf_shared_quota *sq = opaque;
+    if (!sq || !name)
+        return;
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, false);
+    bool have = h && h->n > 0;
+    uint64_t seq = have ? h->seq[--h->n] : 0;
+    pthread_mutex_unlock(&sq->lock);
+    if (!have)
+        return;
+    char bucket[VF_FLEET_KEY_MAX], leases[VF_FLEET_KEY_MAX], member[48];
+    keys_for(sq, name, bucket, leases);
+    member_of(sq, seq, member, sizeof member);
+    const char *argv[3] = { "ZREM", leases, member };
+    redisReply *r = vf_state_command(sq->st, 3, argv, NULL);
+    if (r)
+        freeReplyObject(r);
+}

@@ -1,0 +1,54 @@
+/* The shared store (Redis or Valkey) behind fleet quotas, circuits and the
+ * cache: one hiredis connection guarded by a mutex, short timeouts, Lua
+ * scripts run with EVALSHA (EVAL on NOSCRIPT), and reconnection with
+ * exponential backoff. Every failure is counted and reported as "store
+ * unavailable" (NULL), so callers fall back to in-process state: the store
+ * can slow a lookup by at most one timeout, never fail it. */
+#ifndef VERIFETCH_FLEET_STATE_STORE_H
+#define VERIFETCH_FLEET_STATE_STORE_H
+
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/fleet_config.h"
+
+#define VF_STATE_TIMEOUT_MS      250u   /* connect and per command */
+#define VF_STATE_BACKOFF_MIN_MS  50u
+#define VF_STATE_BACKOFF_MAX_MS  2000u
+
+typedef struct vf_state vf_state;
+
+typedef struct {
+    const char *source;   /* Lua text */
+    char sha1[41];        /* filled on first use */
+} vf_state_script;
+
+/* Called once per failed operation (for the errors metric). */
+typedef void (*vf_state_error_fn)(void *ctx);
+
+/* Copies what it needs from cfg (which must have redis set). Connects lazily. */
+vf_state *vf_state_new(const vf_state_config *cfg, vf_state_error_fn on_error, void *error_ctx);
+void vf_state_free(vf_state *s);
+
+/* A command with binary-safe arguments. NULL when the store is unavailable
+ * (down, backing off, timed out) or answered with an error. Free the reply
+ * with freeReplyObject. */
+redisReply *vf_state_command(vf_state *s, int argc, const char **argv, const size_t *lens);
+
+/* EVALSHA sha numkeys keys... args... (argv holds keys then args). */
+redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
+                          const size_t *lens);
+
+/* true when the last operation failed or the store is backing off. When the
+ * backoff has passed it tries a PING first, so readiness recovers by itself. */
+bool vf_state_degraded(vf_state *s);
+
+/* Failed operations since start. */
+uint64_t vf_state_errors(const vf_state *s);
+
+/* The configured key prefix ("verifetch:"). */
+const char *vf_state_prefix(const vf_state *s);
+
+#endif

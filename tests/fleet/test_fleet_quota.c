@@ -1,0 +1,135 @@
+/* E2E fleet quotas: verifetchd instances sharing one redis-server enforce one
+ * tenant quota and one provider-key quota between them (429 + Retry-After
+ * as a single instance does), counted atomically by a Lua script. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fl.h"
+
+TestSuite(fleet_quota, .init = hx_setup, .fini = hx_teardown, .timeout = 40);
+
+static rp_redis redis;
+static hx_origin origin;
+static pol_broker brokers[FL_MAX_BROKERS];
+
+typedef struct {
+    const pol_broker *b;
+    int lookups;
+    int ok, throttled, other;
+    char last_retry_after[32];
+} worker_arg;
+
+static void *hammer(void *p)
+{
+    worker_arg *w = p;
+    for (int i = 0; i < w->lookups; i++) {
+        char ra[32] = "";
+        hx_response r = fl_lookup(w->b, 0, &origin, "/page", NULL, ra, sizeof ra);
+        if (r.status == 200 && r.json && json_is_string(json_object_get(r.json, "status")) &&
+            strcmp(json_string_value(json_object_get(r.json, "status")), "success") == 0)
+            w->ok++;
+        else if (r.status == 429 && atoi(ra) >= 1)
+            w->throttled++, snprintf(w->last_retry_after, sizeof w->last_retry_after, "%s", ra);
+        else
+            w->other++;
+        hx_response_free(&r);
+    }
+    return NULL;
+}
+
+Test(fleet_quota, tenant_quota_of_ten_per_minute_admits_exactly_ten_across_three_instances)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 3, &redis,
+                     "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 10; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    /* 3 instances x 8 concurrent-ish lookups = 24 asks for 10 tokens. */
+    pthread_t th[3];
+    worker_arg args[3];
+    for (int i = 0; i < 3; i++) {
+        args[i] = (worker_arg){ .b = &brokers[i], .lookups = 8 };
+        pthread_create(&th[i], NULL, hammer, &args[i]);
+    }
+    int ok = 0, throttled = 0, other = 0;
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].ok;
+        throttled += args[i].throttled;
+        other += args[i].other;
+    }
+    cr_assert_eq(other, 0, "%d lookups neither succeeded nor were throttled", other);
+    cr_assert_eq(ok, 10, "fleet admitted %d lookups against a shared 10/min quota", ok);
+    cr_assert_eq(throttled, 14);
+    cr_assert_eq(fl_origin_requests(&origin, "GET /page "), 10, "refused lookups must not reach the origin");
+    rp_kill(&redis);
+}
+
+/* One key shared by two tenants on two instances: 4 per minute in total. */
+Test(fleet_quota, provider_key_quota_is_shared_by_every_tenant_and_instance_using_the_key)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    char key[PATH_MAX], tenants[2048], provider[768];
+    pol_key_file("shared.key", "shared-provider-key-0123456789", key, sizeof key);
+    pol_fmt(provider, sizeof provider,
+            "providers = ( { name = \"api\"; kind = \"http_api\"; endpoint = \"http://127.0.0.1:%d/page?u={url}\";"
+            " credential = { header = \"X-Api-Key\"; key_file = \"%s\"; };"
+            " quota = { requests_per_minute = 4; }; } );",
+            origin.port, key);
+    pol_fmt(tenants, sizeof tenants,
+            "{ name = \"a\"; uids = [ 0 ]; %s " POL_EGRESS_LOOPBACK " },\n"
+            "{ name = \"b\"; uids = [ 65534 ]; %s " POL_EGRESS_LOOPBACK " }",
+            provider, provider);
+    fl_start_brokers(brokers, 2, &redis, tenants, true);
+    int ok = 0, throttled = 0;
+    for (int i = 0; i < 8; i++) {
+        const pol_broker *b = &brokers[i % 2];
+        uid_t uid = (i / 2) % 2 ? 65534 : 0;
+        char ra[32] = "";
+        hx_response r = fl_lookup(b, uid, &origin, "/page", NULL, ra, sizeof ra);
+        if (r.status == 200) {
+            const char *st = json_string_value(json_object_get(r.json, "status"));
+            cr_assert(st && strcmp(st, "success") == 0, "lookup %d failed: %s", i, r.body);
+            ok++;
+        } else {
+            cr_assert_eq(r.status, 429, "lookup %d: %ld %s", i, r.status, r.body);
+            const char *msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+            cr_assert(msg && strstr(msg, "provider key quota"), "429 should name the key quota: %s", r.body);
+            json_t *jra = json_object_get(json_object_get(r.json, "error"), "retry_after");
+            cr_assert(json_integer_value(jra) >= 1, "no retry_after: %s", r.body);
+            if (uid == 0)
+                cr_assert(atoi(ra) >= 1, "Retry-After header missing");
+            throttled++;
+        }
+        hx_response_free(&r);
+    }
+    cr_assert_eq(ok, 4, "the key's 4/min were shared: %d admitted", ok);
+    cr_assert_eq(throttled, 4);
+    rp_kill(&redis);
+}
+
+/* Without state the same configuration keeps per-instance counts (today's behaviour). */
+Test(fleet_quota, without_state_each_instance_counts_alone)
+{
+    hx_origin_start(&origin, NULL, NULL);
+    pol_broker_opts o = {
+        .tenants = "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 2; }; " POL_EGRESS_LOOPBACK " }",
+    };
+    pol_broker_start(&brokers[0], &o);
+    pol_broker_start(&brokers[1], &o);
+    int ok = 0;
+    for (int i = 0; i < 6; i++) {
+        hx_response r = fl_lookup(&brokers[i % 2], 0, &origin, "/page", NULL, NULL, 0);
+        ok += r.status == 200;
+        hx_response_free(&r);
+    }
+    cr_assert_eq(ok, 4, "two lone instances with 2/min each admit 4, got %d", ok);
+    char *state = fl_state(&brokers[0]);
+    cr_assert_str_eq(state, "local");
+    free(state);
+}
