@@ -58,9 +58,9 @@ ls -1 "$out"/*.deb
 # service waits for its first connection (socket activation).
 post=$(mktemp -d)
 dpkg-deb -e "$(ls -1 "$out"/verifetch_*.deb | head -1)" "$post"
-if grep -q "start.*verifetch.service" "$post/postinst"; then
+if grep -qE "deb-systemd-invoke.*verifetch\.service" "$post/postinst"; then
   echo "build-deb: postinst starts verifetch.service at install" >&2
   exit 1
 fi
-grep -q "verifetch.socket" "$post/postinst" || { echo "build-deb: postinst does not enable verifetch.socket" >&2; exit 1; }
+grep -qE "deb-systemd-invoke.*verifetch\.socket" "$post/postinst" || { echo "build-deb: postinst does not start verifetch.socket" >&2; exit 1; }
 rm -rf "$post"
