@@ -75,10 +75,11 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertIn(receipt["failure_reason"], ("all_providers_failed", "attempt_budget_exhausted"))
         self.assertIsNone(receipt["provider_used"])
         self.assertEqual(receipt["attempts_log"][0]["outcome"], "unusable_content")
-        self.assertIn("interstitial", receipt["attempts_log"][0]["detail"])
+        self.assertIn("wall bot_challenge", receipt["attempts_log"][0]["detail"])
+        self.assertEqual(receipt["attempts_log"][0]["wall"], "bot_challenge")
         text = result["content"][1]["text"]
         self.assertTrue(text.startswith("LOOKUP FAILED:"), text)
-        self.assertNotIn("Enable JavaScript", text, "no page text on failure")
+        self.assertNotIn("and cookies to continue.", text, "no page text on failure")
 
     def test_must_contain_missing_is_unusable(self) -> None:
         result = self.client.lookup(self.origin.url("/article"), must_contain="not on the page at all")
