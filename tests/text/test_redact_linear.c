@@ -128,6 +128,12 @@ static bool grows_linearly(const vf_redactor *r, const vf_classifier *c, engine 
     size_t small = s->small, big = s->big;
     double ts = median_time(r, c, e, s->small_in, small);
     double tb = median_time(r, c, e, s->big_in, big);
+    if (tb > MAX_RATIO * ts + SLACK_S) {
+        /* One more look before calling it: a burst of load on a shared
+         * machine can spoil one set of medians, a quadratic rule spoils all. */
+        ts = median_time(r, c, e, s->small_in, small);
+        tb = median_time(r, c, e, s->big_in, big);
+    }
     double ratio = tb / (ts > 1e-6 ? ts : 1e-6);
     *ratio_out = tb > SLACK_S ? ratio : 0;
     if (getenv("VF_LINEAR_VERBOSE"))
