@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "broker/judge/safe_text.h"
+
 int64_t vf_postprocess_deadline(int64_t attempt_deadline_ms, int64_t now_ms)
 {
     int64_t floor = now_ms + VF_POSTPROCESS_MIN_MS;
@@ -17,10 +19,17 @@ bool vf_page_redact_within(const vf_redactor *r, vf_fetch_outcome *f, int64_t de
     vf_redact_status st;
     char *red = vf_redact_text_by(r, f->text, f->text_len, deadline_ms, &len, &st);
     if (red) {
-        free(f->text);
-        f->text = red;
-        f->text_len = len;
-        return true;
+        /* and cleaned as the receipt will clean it (safe_text.h) */
+        size_t clean_len = 0;
+        char *clean = vf_model_text_clean(red, len, &clean_len);
+        free(red);
+        if (clean) {
+            free(f->text);
+            f->text = clean;
+            f->text_len = clean_len;
+            return true;
+        }
+        st = VF_REDACT_NOMEM;
     }
     size_t kib = f->text_len >> 10;
     free(f->text);
