@@ -85,7 +85,8 @@ static double run_once(const vf_redactor *r, const vf_classifier *c, engine e, c
         cr_assert_not_null(out);
         free(out);
     } else {
-        vf_classify_input ci = {200, "text/plain", in, n, "needle-not-there", 40};
+        vf_classify_input ci = {.http_status = 200, .content_type = "text/plain", .text = in, .text_len = n,
+                                .must_contain = "needle-not-there", .min_chars = 40};
         char detail[256];
         size_t chars;
         (void)vf_classify(c, &ci, detail, sizeof detail, &chars);
