@@ -26,6 +26,7 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: verifetchd [--config FILE] [--socket PATH]\n"
             "       verifetchd --check-config FILE\n"
+            "       verifetchd --version\n"
             "Without --config the built-in default serves one tenant with the direct provider.\n");
 }
 
@@ -48,6 +49,9 @@ static int parse_args(int argc, char **argv, options *o)
             o->socket_path = argv[++i];
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("verifetchd %s\n", VERIFETCH_VERSION);
             exit(0);
         } else {
             fprintf(stderr, "verifetchd: unknown or incomplete argument '%s'\n", a);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "policy/config.h"
+#include "policy/socket_dir.h"
 
 char *vf_cli_socket_path(const char *flag)
 {
@@ -85,6 +86,11 @@ int vf_cli_request(const char *socket_path, const char *path, const char *body, 
                    vf_cli_response *out)
 {
     memset(out, 0, sizeof *out);
+    char dir_err[sizeof out->error - 32];
+    if (vf_socket_dir_check(socket_path, dir_err, sizeof dir_err) != 0) {
+        snprintf(out->error, sizeof out->error, "not connecting: %s", dir_err);
+        return -1;
+    }
     CURL *h = curl_easy_init();
     char url[256];
     snprintf(url, sizeof url, "http://localhost%s", path);

@@ -11,6 +11,7 @@
 
 #include "cli/broker_client.h"
 #include "cli/mcp_stdio.h"
+#include "cli/terminal_text.h"
 
 typedef enum { VIEW_FULL, VIEW_TEXT, VIEW_RECEIPT } view_mode;
 
@@ -117,10 +118,12 @@ static int present(const cli_args *a, json_t *result)
         fprintf(stderr, "verifetch: the broker answered with something that is not a ToolResult\n");
         return 2;
     }
-    if (a->view == VIEW_TEXT)
-        printf("%s\n", json_string_value(text));
-    else
+    if (a->view == VIEW_TEXT) {
+        vf_terminal_write(stdout, json_string_value(text), json_string_length(text));
+        putchar('\n');
+    } else {
         json_dumpf(a->view == VIEW_RECEIPT ? receipt : result, stdout, JSON_INDENT(2)), putchar('\n');
+    }
     return strcmp(status, "success") == 0 ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@
  * which forks pre-initialised workers on request. */
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +31,11 @@ int main(int argc, char **argv)
      * RLIMIT_FSIZE 0 must give EFBIG, not SIGXFSZ. */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        /* For people; the broker always runs a worker with no arguments. */
+        printf("verifetch-worker %s\n", VERIFETCH_VERSION);
+        return 0;
+    }
     if (argc == 4 && strcmp(argv[1], "--zygote") == 0)
         return vf_zygote_main(argv[2], argv[3]);
     vf_worker_ctx ctx = { .from_zygote = false };

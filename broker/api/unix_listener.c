@@ -8,6 +8,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "policy/socket_dir.h"
+
 static int make_parents(const char *path)
 {
     char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -53,7 +55,8 @@ int vf_unix_listen(const char *path, unsigned mode, char *err, size_t errlen)
     }
     memcpy(sun.sun_path, path, strlen(path) + 1);
     err[0] = '\0';
-    if (make_parents(path) != 0 || stale_or_absent(&sun, err, errlen) != 0) {
+    if (make_parents(path) != 0 || vf_socket_dir_prepare(path, err, errlen) != 0 ||
+        stale_or_absent(&sun, err, errlen) != 0) {
         if (!err[0])
             snprintf(err, errlen, "cannot prepare %s: %s", path, strerror(errno));
         return -1;

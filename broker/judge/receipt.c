@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/judge/safe_text.h"
 #include "broker/judge/utf8_text.h"
+
+/* Longest detail or failure line after escaping to printable ASCII. */
+#define LINE_MAX_ASCII 600
 
 const char *vf_failure_reason_name(vf_failure_reason r)
 {
@@ -17,7 +21,8 @@ const char *vf_failure_reason_name(vf_failure_reason r)
     return NULL;
 }
 
-/* Redact, then force valid UTF-8: jansson refuses anything else. The page
+/* Redact, then force valid UTF-8 (jansson refuses anything else) without
+ * terminal or bidi controls (safe_text.h). The page
  * text usually is clean already (the provider sanitised it and redaction
  * rarely cuts a character), so it is checked in place, not copied again. */
 static json_t *safe_string(const vf_redactor *r, const char *s, size_t len)
@@ -26,19 +31,34 @@ static json_t *safe_string(const vf_redactor *r, const char *s, size_t len)
     char *red = vf_redact_text(r, s, len, &rlen);
     if (!red)
         return NULL;
-    if (vf_utf8_is_clean(red, rlen)) {
+    if (vf_utf8_is_clean(red, rlen) && vf_model_text_is_clean(red, rlen)) {
         json_t *j = json_stringn_nocheck(red, rlen);
         free(red);
         return j;
     }
-    size_t clean_len = 0;
-    char *clean = vf_utf8_sanitize(red, rlen, &clean_len);
+    size_t valid_len = 0, clean_len = 0;
+    char *valid = vf_utf8_sanitize(red, rlen, &valid_len);
     free(red);
+    char *clean = valid ? vf_model_text_clean(valid, valid_len, &clean_len) : NULL;
+    free(valid);
     if (!clean)
         return NULL;
     json_t *j = json_stringn_nocheck(clean, clean_len);
     free(clean);
     return j;
+}
+
+/* A detail or the failure line: redacted, then printable ASCII, bounded. */
+static json_t *safe_line(const vf_redactor *r, const char *s, size_t len)
+{
+    size_t rlen = 0;
+    char *red = vf_redact_text(r, s, len, &rlen);
+    if (!red)
+        return NULL;
+    char line[LINE_MAX_ASCII + 1];
+    vf_ascii_line(red, rlen, line, sizeof line);
+    free(red);
+    return json_string(line);
 }
 
 static json_t *safe_url(const vf_redactor *r, const char *url)
@@ -64,7 +84,7 @@ static json_t *attempt_json(const vf_attempt_record *a, const vf_redactor *r)
     json_object_set_new(o, "provider", json_string(a->provider));
     json_object_set_new(o, "outcome", json_string(vf_outcome_name(a->outcome)));
     json_object_set_new(o, "http_status", a->http_status > 0 ? json_integer(a->http_status) : json_null());
-    json_t *detail = safe_string(r, a->detail, strlen(a->detail));
+    json_t *detail = safe_line(r, a->detail, strlen(a->detail));
     if (!detail) {
         json_decref(o);
         return NULL;
@@ -136,7 +156,7 @@ static json_t *failure_line(const vf_receipt_input *in, const vf_redactor *r)
         snprintf(line + n, sizeof line - (size_t)n, "; last: %s %s (%.200s)", last->provider,
                  vf_outcome_name(last->outcome), last->detail);
     }
-    return safe_string(r, line, strlen(line));
+    return safe_line(r, line, strlen(line));
 }
 
 json_t *vf_tool_result_build(const vf_receipt_input *in, const vf_redactor *r)

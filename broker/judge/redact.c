@@ -61,44 +61,63 @@ void vf_redactor_set_match_limit(vf_redactor *r, uint32_t limit)
     vf_pattern_set_set_match_limit(r->patterns, limit);
 }
 
-static char *redact(const vf_redactor *r, const char *in, size_t len, bool url, size_t *out_len)
+static char *redact(const vf_redactor *r, const char *in, size_t len, bool url, int64_t deadline_ms,
+                    size_t *out_len, vf_redact_status *status)
 {
+    *status = VF_REDACT_NOMEM;
     if (!r)
         return NULL;
     if (!in)
         len = 0;
     vf_rbuf text;
     vf_rbuf_init(&text, len);
+    bool over = false;
     if (!vf_redact_scan(r->secrets, r->patterns, &r->any, vf_secret_set_triggers(r->secrets), in,
-                        len, &text)) {
+                        len, deadline_ms, &over, &text)) {
+        if (over)
+            *status = VF_REDACT_OVER_BUDGET;
         vf_rbuf_free(&text);
         return NULL;
     }
-    if (!url)
-        return vf_rbuf_finish(&text, out_len);
-    /* After the scan, so a secret containing '&' or '=' is already gone
-     * whole before the URL is split into parameters. */
-    vf_rbuf structured;
-    vf_rbuf_init(&structured, text.len);
-    if (!text.failed)
-        vf_url_scrub(text.data, text.len, &structured);
-    bool failed = text.failed;
-    vf_rbuf_free(&text);
-    if (failed) {
-        vf_rbuf_free(&structured);
-        return NULL;
+    char *done;
+    if (!url) {
+        done = vf_rbuf_finish(&text, out_len);
+    } else {
+        /* After the scan, so a secret containing '&' or '=' is already gone
+         * whole before the URL is split into parameters. */
+        vf_rbuf structured;
+        vf_rbuf_init(&structured, text.len);
+        if (!text.failed)
+            vf_url_scrub(text.data, text.len, &structured);
+        bool failed = text.failed;
+        vf_rbuf_free(&text);
+        if (failed) {
+            vf_rbuf_free(&structured);
+            return NULL;
+        }
+        done = vf_rbuf_finish(&structured, out_len);
     }
-    return vf_rbuf_finish(&structured, out_len);
+    if (done)
+        *status = VF_REDACT_OK;
+    return done;
 }
 
 char *vf_redact_text(const vf_redactor *r, const char *in, size_t len, size_t *out_len)
 {
-    return redact(r, in, len, false, out_len);
+    vf_redact_status st;
+    return redact(r, in, len, false, 0, out_len, &st);
+}
+
+char *vf_redact_text_by(const vf_redactor *r, const char *in, size_t len, int64_t deadline_ms,
+                        size_t *out_len, vf_redact_status *status)
+{
+    return redact(r, in, len, false, deadline_ms, out_len, status);
 }
 
 char *vf_redact_url(const vf_redactor *r, const char *url)
 {
     if (!url)
         url = "";
-    return redact(r, url, strlen(url), true, NULL);
+    vf_redact_status st;
+    return redact(r, url, strlen(url), true, 0, NULL, &st);
 }

@@ -6,6 +6,7 @@
 #define VERIFETCH_REDACT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "broker/judge/redact_marker.h"
 
@@ -23,6 +24,19 @@ void vf_redactor_free(vf_redactor *r);
  * match/depth limits; if a limit trips, the affected text is redacted whole
  * (fail closed), never passed through. */
 char *vf_redact_text(const vf_redactor *r, const char *in, size_t len, size_t *out_len);
+
+typedef enum {
+    VF_REDACT_OK = 0,
+    VF_REDACT_NOMEM,
+    VF_REDACT_OVER_BUDGET, /* deadline passed: nothing is returned, fail the lookup */
+} vf_redact_status;
+
+/* vf_redact_text bounded in time: gives up (NULL, VF_REDACT_OVER_BUDGET) once
+ * CLOCK_MONOTONIC milliseconds (vf_now_ms) pass deadline_ms; 0 = no deadline.
+ * The patterns are linear, so this is a backstop for huge pages on a starved
+ * machine, never the only defence. */
+char *vf_redact_text_by(const vf_redactor *r, const char *in, size_t len, int64_t deadline_ms,
+                        size_t *out_len, vf_redact_status *status);
 
 /* URL flavour: additionally blanks the values of sensitive query keys and the
  * userinfo part. */

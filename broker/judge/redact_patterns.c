@@ -54,8 +54,12 @@ enum rule {
 #define QV_PUNCT "[.,:!?)}]"
 #define QUERY_VALUE "(?:" QV_CORE "++|" QV_PUNCT "++(?=" QV_CORE "))++"
 #define B64TOKEN "[A-Za-z0-9._~+/-]"
-/* "contains a digit", without backtracking: skip non-digits possessively */
-#define B64TOKEN_HAS_DIGIT "(?=[A-Za-z._~+/-]*+[0-9])"
+/* "contains a digit" within the first 64 characters. The bound keeps every
+ * rule linear: an unbounded look-ahead rescans the same long run from each
+ * trigger inside it ("=authorization" repeated cost 24 s per MiB). Where a
+ * rule also accepts long digit-free values the bound changes nothing. */
+#define DIGIT_SOON(cls) "(?=" cls "{0,63}+[0-9])"
+#define B64TOKEN_HAS_DIGIT DIGIT_SOON("[A-Za-z._~+/-]")
 /* userinfo run: no '@', '/', '?', '#', space, control or quote */
 #define UI "[^@/?#\\s\\x00-\\x1f<>\"'`]"
 
@@ -66,11 +70,14 @@ static const char *const rule_source[R_COUNT] = {
     [R_BEARER] = "(?<![A-Za-z0-9_])(?i:bearer)\\h+\\K"
                  "(?:" B64TOKEN_HAS_DIGIT B64TOKEN "{8,}|" B64TOKEN "{24,})=*",
     /* Needs a scheme or a token-looking value, so "Authorization: required."
-     * is prose. Digest/AWS4 credentials run to the end of the line. */
+     * is prose. Digest/AWS4 credentials run to the end of the line. A value
+     * is token-looking with a digit in its first 64 characters, or when it
+     * is 64+ characters long (so one scan decides; see DIGIT_SOON). */
     [R_AUTHZ] = "(?<![A-Za-z0-9_])(?i:authorization)[\"']?\\h*[:=]\\h*[\"']?(?i:"
                 "(?:basic|bearer|token|negotiate|ntlm)\\h+\\K[^\\s\"']+"
                 "|(?:digest|aws4-hmac-sha256)\\h+\\K[^\\r\\n\"']+"
-                "|\\K(?=[A-Za-z._~+/=-]*+[0-9])[A-Za-z0-9._~+/=-]{16,})",
+                "|\\K(?:" DIGIT_SOON("[A-Za-z._~+/=-]") "|(?=[A-Za-z0-9._~+/=-]{64}))"
+                "[A-Za-z0-9._~+/=-]{16,})",
     /* Up to the last '@' before the path (passwords may hold a raw '@'):
      * take "segment@" only while another '@' follows, then the last segment. */
     [R_USERINFO] = "(?<=[A-Za-z0-9])://\\K(?:" UI "*+@(?=" UI "*+@))*+" UI "*+(?=@)",
@@ -81,7 +88,7 @@ static const char *const rule_source[R_COUNT] = {
     [R_JWT] = "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\\.eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*",
     [R_STRIPE] = "(?<![A-Za-z0-9])[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",
     /* A digit, or 32+ characters: "sk-learn-compatible-api" is prose. */
-    [R_OPENAI] = "(?<![A-Za-z0-9])sk-(?:(?=[A-Za-z_-]*+[0-9])[A-Za-z0-9_-]{20,}"
+    [R_OPENAI] = "(?<![A-Za-z0-9])sk-(?:" DIGIT_SOON("[A-Za-z_-]") "[A-Za-z0-9_-]{20,}"
                  "|[A-Za-z0-9_-]{32,})",
     [R_PEM] = "-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----",
 };

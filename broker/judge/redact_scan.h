@@ -15,9 +15,12 @@ struct vf_pattern_set;
 
 /* Appends in[0..len) to out with every secret form and pattern match
  * replaced by VF_REDACTED. any: union of both trigger sets; secret_triggers:
- * the secrets' own. false only if scratch memory cannot be allocated. */
+ * the secrets' own. deadline_ms: CLOCK_MONOTONIC milliseconds after which
+ * the scan gives up and sets *over_budget (0 = no deadline). false if
+ * scratch memory cannot be allocated or the deadline passed. */
 bool vf_redact_scan(const struct vf_secret_set *secrets, const struct vf_pattern_set *patterns,
                     const vf_trigset *any, const vf_trigset *secret_triggers,
-                    const char *in, size_t len, vf_rbuf *out);
+                    const char *in, size_t len, int64_t deadline_ms, bool *over_budget,
+                    vf_rbuf *out);
 
 #endif

@@ -13,6 +13,7 @@
 #include "broker/judge/utf8_text.h"
 #include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
+#include "policy/egress_target.h"
 
 char *vf_keyed_endpoint_url(const char *endpoint_template, const char *target_url)
 {
@@ -101,10 +102,38 @@ static void settle(vf_fetch_outcome *out, int worker_rc, const char *worker_deta
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "broker out of memory");
 }
 
+/* The target's egress rules, before any provider sees it (egress_target.h).
+ * curl's parser normalises IPv4 spellings ("0x7f.1", "2130706433") the way
+ * a provider's fetcher would read them. True when the target may go out. */
+static bool target_allowed(const vf_egress_policy *egress, const char *url, vf_fetch_outcome *out)
+{
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL;
+    const char *rule = "unparsable_target";
+    char detail[VF_DETAIL_MAX] = "egress denied: the target URL has no host the rules can judge";
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        long p = strtol(port, NULL, 10);
+        if (p > 0 && p < 65536)
+            rule = vf_egress_check_target(egress, host, (uint16_t)p, detail, sizeof detail);
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    if (!rule)
+        return true;
+    out->denied_rule = rule;
+    forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, detail);
+    return false;
+}
+
 void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf_provider_config *provider,
                     const char *url, int64_t deadline_ms, vf_fetch_outcome *out)
 {
     memset(out, 0, sizeof *out);
+    if (!target_allowed(&tenant->egress, url, out))
+        return;
     char *endpoint = vf_keyed_endpoint_url(provider->endpoint, url);
     endpoint_parts ep;
     if (!endpoint || parts_read(endpoint, &ep) != 0) {

@@ -10,6 +10,7 @@
 #include "broker/judge/page_evidence.h"
 #include "broker/fleet/fleet.h"
 #include "broker/fleet/fleet_lookup.h"
+#include "broker/lookup/page_budget.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact_page.h"
 #include "ipc/ipc_frame.h"
@@ -134,6 +135,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
         vf_fetch_outcome f;
         run_provider(b, t, p, req, &f);
         vf_fleet_provider_release(rt->fleet, t, p);
+        vf_page_redact_within(b->redactor, &f, vf_postprocess_deadline(started + t->timeout_ms, vf_now_ms()));
         bool ok = judge(b, t, req, &f, rec, &run->chars, &run->thin);
         int64_t now = vf_now_ms();
         if (order->has_tickets)

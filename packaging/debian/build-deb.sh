@@ -53,3 +53,14 @@ find "$work" -maxdepth 1 -type f \( -name '*.deb' -o -name '*.buildinfo' -o -nam
   -exec cp {} "$out/" \;
 echo "built into $out:"
 ls -1 "$out"/*.deb
+
+# Installing must not start the daemon: only the socket is started, the
+# service waits for its first connection (socket activation).
+post=$(mktemp -d)
+dpkg-deb -e "$(ls -1 "$out"/verifetch_*.deb | head -1)" "$post"
+if grep -qE "deb-systemd-invoke.*verifetch\.service" "$post/postinst"; then
+  echo "build-deb: postinst starts verifetch.service at install" >&2
+  exit 1
+fi
+grep -qE "deb-systemd-invoke.*verifetch\.socket" "$post/postinst" || { echo "build-deb: postinst does not start verifetch.socket" >&2; exit 1; }
+rm -rf "$post"

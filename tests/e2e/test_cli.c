@@ -1,8 +1,13 @@
 /* E2E: the `verifetch` command-line client against a live broker.
  * Exit codes: 0 status success, 1 status error, 2 usage or connection error. */
 #include "test_common.h"
+#include "harness_internal.h"
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 TestSuite(cli, .init = hx_setup, .fini = hx_teardown, .timeout = 30);
 
@@ -200,4 +205,29 @@ Test(cli, broker_logs_one_redacted_line_per_lookup)
     }
     cr_assert_eq(lines, 1, "expected one lookup log line");
     free(log);
+}
+
+/* Issue 13 item 3: a socket directory in a world-writable place that others
+ * can write is refused before connecting (an impostor listens there). */
+Test(cli, squatted_socket_directory_is_refused_before_connecting)
+{
+    char shared[PATH_MAX], dir[PATH_MAX], sock[PATH_MAX];
+    hx_fmt(shared, sizeof shared, "%s/shared", hx_tmpdir());
+    hx_fmt(dir, sizeof dir, "%s/verifetch-squat", shared);
+    hx_fmt(sock, sizeof sock, "%s/verifetch.sock", dir);
+    cr_assert_eq(mkdir(shared, 0700), 0);
+    cr_assert_eq(chmod(shared, 01777), 0); /* stands in for /tmp */
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_eq(chmod(dir, 0777), 0);
+    int impostor = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    hx_fmt(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    cr_assert(impostor >= 0 && bind(impostor, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+              listen(impostor, 4) == 0);
+    const char *args[] = { "lookup", "http://127.0.0.1/", "--socket", sock, NULL };
+    cli_run c = run_cli(args);
+    close(impostor);
+    cr_assert_eq(c.exit_code, 2, "stdout: %s\nstderr: %s", c.out, c.err);
+    cr_assert(c.err && strstr(c.err, "writable by group or others"), "stderr: %s", c.err);
+    cli_free(&c);
 }

@@ -25,9 +25,9 @@ static void assert_input_schema(const json_t *schema, const char *where)
     cr_assert(json_is_object(schema), "%s: no schema", where);
     cr_assert_str_eq(json_string_value(json_object_get(schema, "type")), "object", "%s", where);
     json_t *props = json_object_get(schema, "properties");
-    cr_assert_eq(json_object_size(props), 4, "%s: properties must be the 4 inputs", where);
-    static const char *const want[] = { "url", "must_contain", "min_chars", "max_attempts" };
-    for (size_t i = 0; i < 4; i++)
+    cr_assert_eq(json_object_size(props), 5, "%s: properties must be the 5 inputs", where);
+    static const char *const want[] = { "url", "must_contain", "must_contain_mode", "min_chars", "max_attempts" };
+    for (size_t i = 0; i < 5; i++)
         cr_assert_not_null(json_object_get(props, want[i]), "%s: %s missing", where, want[i]);
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(schema, "required"), 0)), "url", "%s", where);
     cr_assert(json_is_false(json_object_get(schema, "additionalProperties")), "%s: inputs are closed", where);

@@ -171,3 +171,62 @@ Test(hostile_pages, hundred_thousand_nested_tags_are_answered_quickly)
     hx_response_free(&r);
     finish();
 }
+
+/* Issue 13 item 5: origin-controlled text in details and the failure line
+ * is printable ASCII (escaped), bounded, never a line break or bidi
+ * control, whatever the origin put in a redirect host or a Content-Type. */
+static void assert_failure_line_is_safe(const char *path)
+{
+    start(5000);
+    hx_response r = lookup(path);
+    cr_assert_not_null(r.json, "not JSON: %.400s", r.body);
+    json_t *rc = hx_receipt(&r);
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(r.json, "content"), 1), "text"));
+    cr_assert(text && strncmp(text, "LOOKUP FAILED:", 14) == 0, "body: %.800s", r.body);
+    cr_assert_leq(strlen(text), 600, "failure line of %zu bytes", strlen(text));
+    const char *detail =
+        json_string_value(json_object_get(json_array_get(json_object_get(rc, "attempts_log"), 0), "detail"));
+    cr_assert_not_null(detail);
+    const char *both[] = { text, detail };
+    for (size_t k = 0; k < 2; k++)
+        for (const unsigned char *p = (const unsigned char *)both[k]; *p; p++)
+            cr_assert(*p >= 0x20 && *p < 0x7f, "byte 0x%02x in '%s'", *p, both[k]);
+    cr_log_info("%s: %s", path, text);
+    cr_assert_null(strstr(text, "LOOKUP SUCCEEDED"), "spoofed line survived: %s", text);
+    hx_response_free(&r);
+    finish();
+}
+
+Test(hostile_pages, spoofing_redirect_host_stays_one_ascii_line)
+{
+    assert_failure_line_is_safe("/redirect-spoof");
+}
+
+Test(hostile_pages, spoofing_content_type_stays_one_ascii_line)
+{
+    assert_failure_line_is_safe("/ctype-spoof");
+}
+
+/* Issue 13 item 10: model-facing text carries no terminal or bidi controls. */
+Test(hostile_pages, terminal_and_bidi_controls_never_reach_the_model)
+{
+    start(5000);
+    hx_response r = lookup("/terminal-escapes");
+    hx_receipt_expect e = tc_expect_one(true, url, "ok", 200, "usable content");
+    char *text = hx_check_tool_result(&r, &e);
+    cr_assert(strstr(text, "END_MARK"), "text lost: %s", text);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        cr_assert(*p >= 0x20 || *p == '\n' || *p == '\t', "control 0x%02x in the text", *p);
+        cr_assert(*p != 0x7f);
+        cr_assert(!(p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f), "C1 control in the text");
+        cr_assert(!(p[0] == 0xe2 && p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae), "bidi override in the text");
+        cr_assert(!(p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9), "bidi isolate in the text");
+    }
+    json_t *rc = hx_receipt(&r);
+    cr_assert_eq(json_integer_value(json_object_get(rc, "content_chars")), (json_int_t)strlen(text),
+                 "content_chars must count the cleaned (ASCII here) text");
+    free(text);
+    hx_response_free(&r);
+    finish();
+}

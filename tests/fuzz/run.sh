@@ -15,12 +15,13 @@ build() {
 build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/*.c $(pkg-config --cflags --libs msgpack)
 build fuzz_redact tests/text/fuzz_redact.c broker/judge/redact*.c broker/judge/classify.c broker/judge/utf8_text.c \
   broker/judge/wall.c broker/judge/wall_judge.c broker/judge/wall_phrases.c broker/judge/text_fold.c -lpcre2-8 -lutf8proc
+build fuzz_redact_linear tests/text/fuzz_redact_linear.c $(ls broker/judge/redact*.c | grep -v redact_page) -lpcre2-8
 build fuzz_request tests/fuzz/fuzz_request.c broker/api/request.c $(pkg-config --cflags --libs jansson)
 build fuzz_html tests/fuzz/fuzz_html.c worker/content/*.c ipc/ipc_page_meta.c \
   $(pkg-config --cflags --libs libxml-2.0 jansson msgpack)
 
 [ -n "${FUZZ_BUILD_ONLY:-}" ] && { echo "fuzz: built"; exit 0; }
-for t in fuzz_ipc_decode fuzz_redact fuzz_request fuzz_html; do
+for t in fuzz_ipc_decode fuzz_redact fuzz_redact_linear fuzz_request fuzz_html; do
   echo "== $t: ${SECONDS_EACH}s"
   mkdir -p "$OUT/corpus-$t"
   "$OUT/$t" -max_total_time="$SECONDS_EACH" -rss_limit_mb=1024 -malloc_limit_mb=512 -print_final_stats=1 \

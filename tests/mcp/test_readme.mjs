@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
+import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BUILD_ROOT, GOOD_TEXT, SOURCE_ROOT, startBroker, startOrigin } from './env.mjs';
@@ -143,4 +144,18 @@ test('plain HTTP snippet', async () => {
   assert.equal(lookup.content[0].json.ok, true);
   assert.equal(mcp.result.isError, false);
   assert.equal(mcp.result.structuredContent.ok, true);
+});
+
+test('try it on this machine: loopback page, three-line config', async () => {
+  const dir = path.join(work, 'try');
+  const port = String(await new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  }));
+  // Paths and the port are the test's own; the commands run from the source tree as written.
+  const script = snippet('try-it').replaceAll('/tmp/vf-try', dir).replaceAll('8000', port)
+    .replaceAll('build/broker/', `${path.join(BUILD_ROOT, 'broker')}/`).replaceAll('build/cli/', `${path.join(BUILD_ROOT, 'cli')}/`)
+    .replace('sleep 1;', `for i in $(seq 200); do [ -S ${dir}/verifetch.sock ] && (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && break; sleep 0.1; done;`);
+  const { stdout } = await run('bash', ['-c', `${script}\nstatus=$?; kill %1 %2 2>/dev/null; wait; exit $status`],
+    { cwd: SOURCE_ROOT, timeout: 30000 });
+  assert.ok(stdout.includes('Hello from a page on this machine'), stdout);
 });

@@ -32,6 +32,15 @@ for page in "${pages[@]}"; do
   if [ "$fail" = "$before" ]; then echo "ok   $name"; fi
 done
 
+# JSON in a macro line keeps its quotes (a bare " is groff's argument quote,
+# so an unescaped example silently loses them).
+if command -v man >/dev/null; then
+  json=$(MANWIDTH=200 man -l "$dir/verifetchd.8" 2>/dev/null | col -bx | tr -s " ")
+  for want in '{"error": {"field": ..., "message": ...}}' '{"status": "ok", "confinement": {...}}'; do
+    grep -qF "$want" <<<"$json" || { echo "FAIL verifetchd.8: JSON example not rendered as written: $want"; fail=1; }
+  done
+fi
+
 # Cross-references between the pages point at pages that exist.
 while read -r ref; do
   case "$ref" in verifetch*) [ -f "$dir/$ref" ] || { echo "FAIL reference to missing page $ref"; fail=1; } ;; esac

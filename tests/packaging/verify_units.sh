@@ -36,6 +36,8 @@ check() {  # name, then command: fails on a nonzero exit or any output
 if grep -q '@[A-Z]*@' "$tmp/units/verifetch.service"; then
   echo "FAIL: unsubstituted placeholder in verifetch.service.in"; fail=1
 fi
+grep -q '^ExecReload=/bin/kill -HUP \$MAINPID$' "$tmp/units/verifetch.service" ||
+  { echo "FAIL: verifetch.service has no ExecReload= (systemctl reload must send SIGHUP)"; fail=1; }
 check "verify units" systemd-analyze verify "$tmp/units/verifetch.socket" "$tmp/units/verifetch.service"
 
 # The harness must be able to see a broken unit, or a pass means nothing.

@@ -75,10 +75,11 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertIn(receipt["failure_reason"], ("all_providers_failed", "attempt_budget_exhausted"))
         self.assertIsNone(receipt["provider_used"])
         self.assertEqual(receipt["attempts_log"][0]["outcome"], "unusable_content")
-        self.assertIn("interstitial", receipt["attempts_log"][0]["detail"])
+        self.assertIn("wall bot_challenge", receipt["attempts_log"][0]["detail"])
+        self.assertEqual(receipt["attempts_log"][0]["wall"], "bot_challenge")
         text = result["content"][1]["text"]
         self.assertTrue(text.startswith("LOOKUP FAILED:"), text)
-        self.assertNotIn("Enable JavaScript", text, "no page text on failure")
+        self.assertNotIn("and cookies to continue.", text, "no page text on failure")
 
     def test_must_contain_missing_is_unusable(self) -> None:
         result = self.client.lookup(self.origin.url("/article"), must_contain="not on the page at all")
@@ -193,6 +194,30 @@ class ClientWithoutDaemon(unittest.TestCase):
                 VerifetchClient(socket_path=path, timeout=10).lookup("http://127.0.0.1/")
             t.join()
         self.assertIn("connection lost", caught.exception.reason)
+
+    def test_squatted_socket_directory_is_refused_before_connecting(self) -> None:
+        # In a world-writable directory (like /tmp) a socket directory that
+        # others can write, or that is a symlink, may be an impostor's.
+        os.chmod(self.dir, 0o1777)  # stands in for /tmp
+        shared = os.path.join(self.dir, "verifetch-open")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        path = os.path.join(shared, "verifetch.sock")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as srv:
+            srv.bind(path)
+            srv.listen(1)  # an impostor that would answer
+            with self.assertRaises(VerifetchConnectionError) as caught:
+                VerifetchClient(socket_path=path, timeout=5).health()
+        os.unlink(path)
+        self.assertIn("writable by group or others", caught.exception.reason)
+        os.chmod(shared, 0o700)
+        link = os.path.join(self.dir, "verifetch-link")
+        os.symlink(shared, link)
+        with self.assertRaises(VerifetchConnectionError) as caught:
+            VerifetchClient(socket_path=os.path.join(link, "verifetch.sock"), timeout=5).health()
+        self.assertIn("symlink", caught.exception.reason)
+        os.unlink(link)
+        os.rmdir(shared)
 
     def test_default_socket_honours_environment(self) -> None:
         from verifetch_client import default_socket_path

@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import socket
+import stat
 from typing import Any
 
 from .errors import (VerifetchConnectionError, VerifetchRequestError, VerifetchResponseError,
@@ -47,6 +48,51 @@ def default_socket_path() -> str:
     if not os.path.exists(mine) and os.path.exists(SYSTEM_SOCKET):
         return SYSTEM_SOCKET
     return mine
+
+
+def socket_dir_problem(socket_path: str) -> str | None:
+    """Why connecting to socket_path could reach an impostor, or None.
+
+    The same rule as verifetchd and the CLI (policy/socket_dir.c): when the
+    socket's directory sits in a world-writable directory such as /tmp,
+    anyone could have created it first, so it must be a real directory (not
+    a symlink) owned by us or root and not writable by group or others; a
+    socket placed right in such a directory must be owned by us or root.
+    """
+    path = os.path.abspath(socket_path)
+    directory = os.path.dirname(path)
+    parent = os.path.dirname(directory)
+    me = os.geteuid()
+
+    def world_writable(p: str) -> bool:
+        try:
+            return bool(os.stat(p).st_mode & stat.S_IWOTH)
+        except OSError:
+            return False
+
+    if not world_writable(parent):
+        if world_writable(directory):
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return None
+            if st.st_uid not in (me, 0):
+                return f"socket {path} is owned by uid {st.st_uid}, not {me}; refusing it"
+        return None
+    try:
+        lst = os.lstat(directory)
+    except OSError as exc:
+        return f"socket directory {directory}: {exc.strerror}"
+    if stat.S_ISLNK(lst.st_mode):
+        return f"socket directory {directory} is a symlink; refusing it (another user may own it)"
+    if not stat.S_ISDIR(lst.st_mode):
+        return f"socket directory {directory} is not a directory"
+    if lst.st_uid not in (me, 0):
+        return f"socket directory {directory} is owned by uid {lst.st_uid}, not {me}; refusing it"
+    if lst.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"socket directory {directory} is writable by group or others "
+                f"(mode {lst.st_mode & 0o777:03o}); refusing it")
+    return None
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -127,6 +173,9 @@ class VerifetchClient:
             data = None if body is None else json.dumps(body).encode("utf-8")
         except (TypeError, ValueError) as exc:
             raise VerifetchRequestError(None, "", f"request is not JSON-serialisable: {exc}") from exc
+        problem = socket_dir_problem(self.socket_path)
+        if problem:
+            raise VerifetchConnectionError(self.socket_path, f"not connecting: {problem}")
         conn = _UnixHTTPConnection(self.socket_path, self.timeout)
         try:
             try:

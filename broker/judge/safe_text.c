@@ -1,0 +1,139 @@
+#include "broker/judge/safe_text.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Decodes one UTF-8 sequence at s[0..n); returns its length (1 for an
+ * invalid byte, with *cp = 0xFFFFFFFF). */
+static size_t decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char b = s[0];
+    size_t need;
+    uint32_t v, min;
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    if (b >= 0xC2 && b <= 0xDF)
+        need = 1, v = b & 0x1F, min = 0x80;
+    else if (b >= 0xE0 && b <= 0xEF)
+        need = 2, v = b & 0x0F, min = 0x800;
+    else if (b >= 0xF0 && b <= 0xF4)
+        need = 3, v = b & 0x07, min = 0x10000;
+    else
+        goto bad;
+    if (n - 1 < need)
+        goto bad;
+    for (size_t k = 1; k <= need; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            goto bad;
+        v = v << 6 | (s[k] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        goto bad;
+    *cp = v;
+    return need + 1;
+bad:
+    *cp = 0xFFFFFFFFu;
+    return 1;
+}
+
+bool vf_model_text_drops(unsigned cp)
+{
+    if (cp < 0x20)
+        return cp != '\n' && cp != '\t';
+    return cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || /* DEL, C1 */
+           cp == 0x061C ||                              /* Arabic letter mark */
+           cp == 0x200E || cp == 0x200F ||              /* LRM, RLM */
+           (cp >= 0x202A && cp <= 0x202E) ||            /* embeddings, overrides */
+           (cp >= 0x2066 && cp <= 0x2069);              /* isolates */
+}
+
+bool vf_model_text_is_clean(const char *in, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    for (size_t i = 0; i < len;) {
+        if (s[i] >= 0x20 && s[i] < 0x7F) { /* the common case, one compare each */
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t n = decode(s + i, len - i, &cp);
+        if (cp == '\r' || cp == 0x2028 || cp == 0x2029 || (cp != 0xFFFFFFFFu && vf_model_text_drops(cp)))
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+char *vf_model_text_clean(const char *in, size_t len, size_t *out_len)
+{
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    const unsigned char *s = (const unsigned char *)in;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t n = decode(s + i, len - i, &cp);
+        if (cp == '\r' || cp == 0x2028 || cp == 0x2029) {
+            /* CRLF is one break; a lone CR or a separator becomes one too */
+            if (!(cp == '\r' && i + 1 < len && s[i + 1] == '\n'))
+                out[o++] = '\n';
+        } else if (cp == 0xFFFFFFFFu || !vf_model_text_drops(cp)) {
+            memcpy(out + o, s + i, n);
+            o += n;
+        }
+        i += n;
+    }
+    out[o] = '\0';
+    if (out_len)
+        *out_len = o;
+    return out;
+}
+
+/* The printable-ASCII form of the character at s[0..n): its length, with
+ * the text in piece (>= 16 bytes); *used gets the input bytes consumed. */
+static size_t ascii_piece(const unsigned char *s, size_t n, char *piece, size_t *used)
+{
+    uint32_t cp;
+    *used = decode(s, n, &cp);
+    if (cp >= 0x20 && cp < 0x7F && cp != '\\') {
+        piece[0] = (char)cp;
+        return 1;
+    }
+    if (cp == '\\') {
+        memcpy(piece, "\\\\", 2);
+        return 2;
+    }
+    if (cp == 0xFFFFFFFFu || cp < 0x80)
+        return (size_t)snprintf(piece, 16, "\\x%02X", s[0]);
+    return (size_t)snprintf(piece, 16, "\\u{%X}", (unsigned)cp);
+}
+
+void vf_ascii_line(const char *in, size_t len, char *out, size_t out_len)
+{
+    if (!out || out_len == 0)
+        return;
+    const unsigned char *s = (const unsigned char *)in;
+    size_t room = out_len - 1, total = 0, used;
+    char piece[16];
+    for (size_t i = 0; i < len && total <= room; i += used)
+        total += ascii_piece(s + i, len - i, piece, &used);
+    /* Whole pieces only; when it does not all fit, keep room for "...". */
+    size_t limit = total <= room ? room : room >= 3 ? room - 3 : 0, o = 0;
+    for (size_t i = 0; i < len; i += used) {
+        size_t plen = ascii_piece(s + i, len - i, piece, &used);
+        if (o + plen > limit)
+            break;
+        memcpy(out + o, piece, plen);
+        o += plen;
+    }
+    if (total > room && room >= 3) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}

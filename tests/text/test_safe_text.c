@@ -1,0 +1,71 @@
+/* Origin-controlled text as models and terminals receive it (issue 13
+ * items 5 and 10): model text without terminal controls or bidi controls;
+ * details and failure lines printable ASCII only, bounded. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/judge/safe_text.h"
+
+static char *clean(const char *in)
+{
+    size_t n = 0;
+    char *out = vf_model_text_clean(in, strlen(in), &n);
+    cr_assert_not_null(out);
+    cr_assert_eq(n, strlen(out));
+    return out;
+}
+
+Test(safe_text, terminal_escapes_and_c1_controls_are_dropped)
+{
+    /* OSC 52 clipboard write, title, clear screen, CSI via C1 (U+009B) */
+    char *out = clean("a\x1b]52;c;ZWNobyBwd25lZA==\x07" "b\x1b]0;title\x07" "c\x1b[2J" "d\xc2\x9b" "2Je\x7f" "f\x01g");
+    cr_assert_str_eq(out, "a]52;c;ZWNobyBwd25lZA==b]0;titlec[2Jd2Jefg");
+    free(out);
+}
+
+Test(safe_text, newlines_and_tabs_stay_and_other_breaks_become_newlines)
+{
+    char *out = clean("one\ttwo\nthree\r\nfour\rfive\xe2\x80\xa8six\xe2\x80\xa9seven");
+    cr_assert_str_eq(out, "one\ttwo\nthree\nfour\nfive\nsix\nseven");
+    free(out);
+}
+
+Test(safe_text, bidi_controls_are_dropped_and_other_text_kept)
+{
+    char *out = clean("pay \xe2\x80\xae" "0001$\xe2\x80\xac now \xe2\x81\xa6x\xe2\x81\xa9 \xe2\x80\x8f" "caf\xc3\xa9 \xe6\x97\xa5");
+    cr_assert_str_eq(out, "pay 0001$ now x caf\xc3\xa9 \xe6\x97\xa5");
+    free(out);
+}
+
+static void assert_printable_ascii(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        cr_assert(*p >= 0x20 && *p < 0x7f, "byte 0x%02x in '%s'", *p, s);
+}
+
+Test(safe_text, a_line_is_printable_ascii_with_everything_else_escaped)
+{
+    char out[256];
+    const char *host = "evil\xc2\xa0host\xe2\x80\xa8LOOKUP SUCCEEDED\xe2\x80\xae\r\n\x1b[1m\xff.test";
+    vf_ascii_line(host, strlen(host), out, sizeof out);
+    assert_printable_ascii(out);
+    cr_assert_str_eq(out, "evil\\u{A0}host\\u{2028}LOOKUP SUCCEEDED\\u{202E}\\x0D\\x0A\\x1B[1m\\xFF.test");
+    vf_ascii_line("a\\b", 3, out, sizeof out);
+    cr_assert_str_eq(out, "a\\\\b");
+}
+
+Test(safe_text, a_line_is_bounded_and_cut_on_a_whole_escape)
+{
+    char big[4000];
+    for (size_t i = 0; i < sizeof big - 1; i += 3)
+        memcpy(big + i, "\xe2\x80\xae", 3);
+    big[3999 - 3999 % 3] = '\0';
+    char out[64];
+    vf_ascii_line(big, strlen(big), out, sizeof out);
+    assert_printable_ascii(out);
+    cr_assert_leq(strlen(out), 63);
+    size_t n = strlen(out);
+    cr_assert_str_eq(out + n - 3, "...");
+    cr_assert_eq(out[n - 4], '}', "cut inside an escape: %s", out);
+}
