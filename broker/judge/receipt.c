@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/judge/paginate.h"
+#include "broker/judge/receipt_meta.h"
 #include "broker/judge/safe_text.h"
 #include "broker/judge/utf8_text.h"
 
@@ -95,7 +97,8 @@ static json_t *attempt_json(const vf_attempt_record *a, const vf_redactor *r)
     return o;
 }
 
-static json_t *receipt_json(const vf_receipt_input *in, const vf_redactor *r, size_t content_chars)
+static json_t *receipt_json(const vf_receipt_input *in, const vf_redactor *r, size_t content_chars,
+                            const vf_page_cut *cut)
 {
     json_t *o = json_object();
     json_t *log = json_array();
@@ -136,6 +139,8 @@ static json_t *receipt_json(const vf_receipt_input *in, const vf_redactor *r, si
     if (in->order_reason)
         json_object_set_new(o, "provider_order_reason", json_string(in->order_reason));
     json_object_set_new(o, "thin", json_boolean(ok && in->thin));
+    if (ok && vf_receipt_add_page_fields(o, in->meta, in->content_type, cut, r) != 0)
+        goto oom;
     return o;
 oom:
     json_decref(o);
@@ -164,19 +169,26 @@ json_t *vf_tool_result_build(const vf_receipt_input *in, const vf_redactor *r)
     bool ok = in->failure == VF_FAIL_NONE;
     json_t *text_block_value = NULL;
     size_t content_chars = 0;
+    vf_page_cut cut_store, *cut = NULL;
     if (ok) {
         /* Already redacted text is not redacted twice: the verdict was judged
          * on exactly this text. */
         text_block_value = in->text_is_redacted
                                ? json_stringn_nocheck(in->text ? in->text : "", in->text ? in->text_len : 0)
                                : safe_string(r, in->text ? in->text : "", in->text ? in->text_len : 0);
+        if (text_block_value && in->max_chars > 0) {
+            cut = &cut_store;
+            text_block_value = vf_receipt_paginate(text_block_value, in->start_index,
+                                                   in->max_chars, cut);
+        }
         if (text_block_value)
-            content_chars = vf_utf8_count(json_string_value(text_block_value),
-                                          json_string_length(text_block_value));
+            content_chars = cut ? cut->slice_chars
+                                : vf_utf8_count(json_string_value(text_block_value),
+                                                json_string_length(text_block_value));
     } else {
         text_block_value = failure_line(in, r);
     }
-    json_t *receipt = text_block_value ? receipt_json(in, r, content_chars) : NULL;
+    json_t *receipt = text_block_value ? receipt_json(in, r, content_chars, cut) : NULL;
     json_t *result = json_object();
     json_t *content = json_array();
     if (!receipt || !result || !content) {

@@ -39,6 +39,10 @@ typedef struct {
     const char *tenant;
     const char *order_reason;        /* why providers were tried in this order */
     bool thin;                       /* ok but under VF_THIN_CHARS of main content */
+    const vf_page_meta *meta;        /* what the worker read from the page, or NULL */
+    const char *content_type;        /* of the final response, or NULL */
+    size_t max_chars;                /* pagination: 0 = return the whole text */
+    size_t start_index;
 } vf_receipt_input;
 
 /* Build the ToolResult {"status", "content": [{"json": receipt}, {"text": ...}]}.

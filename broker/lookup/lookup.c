@@ -227,6 +227,10 @@ static json_t *lookup_uncached(const vf_broker *b, const vf_tenant_config *t, co
         .final_url = run.used ? run.winner.final_url : NULL,
         .tenant = t->name,
         .order_reason = order.reason,
+        .meta = run.used ? run.winner.meta : NULL,
+        .content_type = run.used ? run.winner.content_type : NULL,
+        .max_chars = req->max_chars,
+        .start_index = req->start_index,
     };
     json_t *result = vf_tool_result_build(&in, b->redactor);
     vf_fetch_outcome_free(&run.winner);

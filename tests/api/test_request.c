@@ -1,5 +1,6 @@
 /* The model-facing request parser: every bad input is refused and names its field. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "broker/lookup/lookup.h"
@@ -103,4 +104,47 @@ Test(request, clamps_attempts_like_the_seed)
     cr_assert_eq(vf_clamp_attempts(true, 0, 3), 1);
     cr_assert_eq(vf_clamp_attempts(true, -5, 3), 1);
     cr_assert_eq(vf_clamp_attempts(true, 2, 3), 2);
+}
+
+Test(request, page_fields_map_to_render_mask_and_pagination)
+{
+    vf_lookup_request req;
+    vf_request_error err;
+    cr_assert_eq(parse("{\"url\":\"http://example.org/\"}", &req, &err), 0);
+    cr_assert_eq(req.render, 0, "default: markdown, main content, inline links");
+    cr_assert_eq(req.max_chars, VF_DEFAULT_MAX_CHARS);
+    cr_assert_eq(req.start_index, 0);
+    vf_request_free(&req);
+    cr_assert_eq(parse("{\"url\":\"http://example.org/\",\"format\":\"text\",\"extract\":\"page\","
+                       "\"links\":\"list\",\"max_chars\":1000000,\"start_index\":77}", &req, &err), 0,
+                 "%s: %s", err.field, err.message);
+    cr_assert_eq(req.render, VF_RENDER_TEXT | VF_RENDER_PAGE | VF_RENDER_LINKS_LIST);
+    cr_assert_eq(req.max_chars, 1000000);
+    cr_assert_eq(req.start_index, 77);
+    vf_request_free(&req);
+    cr_assert_eq(parse("{\"url\":\"http://example.org/\",\"format\":\"markdown\",\"extract\":\"main\","
+                       "\"links\":\"none\"}", &req, &err), 0);
+    cr_assert_eq(req.render, VF_RENDER_LINKS_NONE);
+    vf_request_free(&req);
+}
+
+Test(request, bad_page_fields_are_refused_naming_the_field)
+{
+    static const struct { const char *extra, *field; } cases[] = {
+        { "\"format\":\"html\"", "format" },       { "\"format\":1", "format" },
+        { "\"extract\":\"article\"", "extract" },  { "\"links\":true", "links" },
+        { "\"links\":\"INLINE\"", "links" },       { "\"max_chars\":0", "max_chars" },
+        { "\"max_chars\":1000001", "max_chars" },  { "\"max_chars\":\"10\"", "max_chars" },
+        { "\"max_chars\":1.5", "max_chars" },      { "\"start_index\":-1", "start_index" },
+        { "\"start_index\":null", "start_index" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[256];
+        snprintf(body, sizeof body, "{\"url\":\"http://example.org/\",%s}", cases[i].extra);
+        vf_lookup_request req;
+        vf_request_error err;
+        cr_assert_eq(parse(body, &req, &err), -1, "%s accepted", body);
+        cr_assert_str_eq(err.field, cases[i].field, "%s", body);
+        cr_assert(strlen(err.message) > 0);
+    }
 }
