@@ -329,3 +329,11 @@ bool vf_page_meta_add_signal(vf_page_meta *m, const char *token)
     m->signals[m->n_signals++] = copy;
     return true;
 }
+
+bool vf_page_meta_has_signal(const vf_page_meta *m, const char *token)
+{
+    for (size_t i = 0; m && i < m->n_signals; i++)
+        if (strcmp(m->signals[i], token) == 0)
+            return true;
+    return false;
+}

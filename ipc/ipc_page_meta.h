@@ -34,6 +34,13 @@ typedef struct {
                                          <= 64 bytes), filled by worker/content/wall_signals.c */
 } vf_page_meta;
 
+/* The worker could not decode the page's declared charset; the result's
+ * detail names it ("unsupported charset 'X'") and the text is empty. */
+#define VF_SIGNAL_UNSUPPORTED_CHARSET "unsupported_charset"
+
+/* Does m carry this signal? */
+bool vf_page_meta_has_signal(const vf_page_meta *m, const char *token);
+
 /* VF_IPC_OK when every field obeys its cap and rule (the encoder refuses
  * anything the decoder would). */
 vf_ipc_err vf_page_meta_check(const vf_page_meta *m);

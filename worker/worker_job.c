@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "worker/sandbox/confine.h"
+#include "worker/content/charset.h"
 #include "worker/content/extract.h"
 #include "worker/fetch/fetch.h"
 #include "ipc/ipc_frame.h"
@@ -69,6 +70,10 @@ int vf_worker_warm_up(char *err, size_t errlen)
         return -1;
     }
     xmlInitParser();
+    /* ICU's converters before confinement: its data is in memory, but its
+     * alias table is loaded on first use. */
+    if (vf_charset_warm_up(err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -207,6 +212,13 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
         }
         if (ex.ctype_is_plain)
             res.content_type = "text/plain; charset=utf-8";
+        if (ex.unsupported_charset) {
+            /* The broker turns this signal into unusable_content with the detail. */
+            res.detail = ex.detail;
+            vf_page_meta_clear(&ex.meta);
+            ex.meta.extract = strdup("page");
+            ex.has_meta = ex.meta.extract && vf_page_meta_add_signal(&ex.meta, VF_SIGNAL_UNSUPPORTED_CHARSET);
+        }
         if (ex.has_meta) {
             vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
             for (size_t i = 0; i < fr->wall.n; i++)

@@ -149,6 +149,9 @@ static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
     out->final_url = strdup(url);
     out->meta = res->meta; /* the page's metadata travels on to the receipt */
     res->meta = NULL;
+    if (vf_page_meta_has_signal(out->meta, VF_SIGNAL_UNSUPPORTED_CHARSET))
+        force(out, VF_OUTCOME_UNUSABLE_CONTENT, res->http_status, "%s%s",
+              res->detail ? res->detail : "unsupported charset", "");
     if (!out->text)
         force(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "%s%s", "broker out of memory", "");
 }

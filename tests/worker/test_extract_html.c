@@ -169,7 +169,9 @@ Test(charset, latin1_labels_decode_as_windows_1252)
                  VF_CS_WINDOWS_1252);
     cr_assert_eq(vf_charset_from_content_type("text/html;charset=\"latin1\""),
                  VF_CS_WINDOWS_1252);
-    cr_assert_eq(vf_charset_from_content_type("text/html; charset=Shift_JIS"), VF_CS_UNKNOWN);
+    cr_assert_eq(vf_charset_from_content_type("text/html; charset=Shift_JIS"), VF_CS_SHIFT_JIS);
+    cr_assert_eq(vf_charset_from_content_type("text/html; charset=x-klingon"), VF_CS_UNKNOWN);
+    cr_assert_eq(vf_charset_from_content_type("text/html; charset=iso-2022-kr"), VF_CS_UNKNOWN);
     cr_assert_eq(vf_charset_from_content_type("text/html"), VF_CS_UNKNOWN);
     char *s = decode("caf\xe9 \x93q\x94", 8, VF_CS_WINDOWS_1252);
     cr_assert_str_eq(s, "caf\xc3\xa9 \xe2\x80\x9cq\xe2\x80\x9d");
@@ -184,10 +186,23 @@ Test(charset, detection_order)
     cr_assert_eq(vf_charset_detect(meta, sizeof meta - 1, "text/html", 1), VF_CS_WINDOWS_1252);
     cr_assert_eq(vf_charset_detect(meta, sizeof meta - 1, "text/html; charset=utf-8", 1),
                  VF_CS_UTF8);
-    const unsigned char exotic[] = "<meta charset=shift_jis>\x93\xfa";
-    cr_assert_eq(vf_charset_detect(exotic, sizeof exotic - 1, NULL, 1), VF_CS_WINDOWS_1252);
-    const unsigned char valid[] = "<meta charset=euc-kr>\xc3\xa9";
-    cr_assert_eq(vf_charset_detect(valid, sizeof valid - 1, NULL, 1), VF_CS_UTF8);
+    const unsigned char sjis[] = "<meta charset=shift_jis>\x93\xfa";
+    cr_assert_eq(vf_charset_detect(sjis, sizeof sjis - 1, NULL, 1), VF_CS_SHIFT_JIS);
+    const unsigned char kr[] = "<meta charset=euc-kr>\xc3\xa9";
+    cr_assert_eq(vf_charset_detect(kr, sizeof kr - 1, NULL, 1), VF_CS_EUC_KR);
+    /* An unknown label: the lenient detector sniffs, the strict one reports it. */
+    const unsigned char odd[] = "<meta charset=x-klingon>\xc3\xa9";
+    cr_assert_eq(vf_charset_detect(odd, sizeof odd - 1, NULL, 1), VF_CS_UTF8);
+    char bad[48];
+    cr_assert_eq(vf_charset_detect_strict(odd, sizeof odd - 1, NULL, 1, bad, sizeof bad),
+                 VF_CS_UNKNOWN);
+    cr_assert_str_eq(bad, "x-klingon");
+    cr_assert_eq(vf_charset_detect_strict(odd, sizeof odd - 1, "text/html; charset=\"UTF-8\"", 1,
+                                          bad, sizeof bad), VF_CS_UTF8);
+    cr_assert_str_eq(bad, "");
+    cr_assert_eq(vf_charset_detect_strict(kr, sizeof kr - 1, "text/html; charset=hz-gb-2312", 1,
+                                          bad, sizeof bad), VF_CS_UNKNOWN);
+    cr_assert_str_eq(bad, "hz-gb-2312", "replacement labels are never decoded");
 }
 
 Test(charset, invalid_utf8_nul_and_utf16)

@@ -6,6 +6,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <stdio.h>
+#include <unicode/ucnv.h>
+#include <unicode/udata.h>
+
+#include "worker/content/charset_labels.h"
 #include "worker/content/text_buf.h"
 
 /* windows-1252 0x80..0x9F; the five holes map to the C1 code point, as WHATWG does. */
@@ -16,34 +21,45 @@ static const uint16_t cp1252_c1[32] = {
     0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
 };
 
-static const struct {
-    const char *label;
-    vf_charset cs;
-} labels[] = {
-    {"utf-8", VF_CS_UTF8}, {"utf8", VF_CS_UTF8}, {"unicode-1-1-utf-8", VF_CS_UTF8},
-    {"windows-1252", VF_CS_WINDOWS_1252}, {"cp1252", VF_CS_WINDOWS_1252},
-    {"x-cp1252", VF_CS_WINDOWS_1252}, {"iso-8859-1", VF_CS_WINDOWS_1252},
-    {"iso8859-1", VF_CS_WINDOWS_1252}, {"iso_8859-1", VF_CS_WINDOWS_1252},
-    {"iso88591", VF_CS_WINDOWS_1252}, {"iso_8859-1:1987", VF_CS_WINDOWS_1252},
-    {"latin1", VF_CS_WINDOWS_1252}, {"l1", VF_CS_WINDOWS_1252},
-    {"ascii", VF_CS_WINDOWS_1252}, {"us-ascii", VF_CS_WINDOWS_1252},
-    {"ansi_x3.4-1968", VF_CS_WINDOWS_1252}, {"iso-ir-100", VF_CS_WINDOWS_1252},
-    {"cp819", VF_CS_WINDOWS_1252}, {"ibm819", VF_CS_WINDOWS_1252},
-    {"csisolatin1", VF_CS_WINDOWS_1252},
-    {"utf-16", VF_CS_UTF16LE}, {"utf-16le", VF_CS_UTF16LE}, {"ucs-2", VF_CS_UTF16LE},
-    {"utf-16be", VF_CS_UTF16BE},
-};
-
 const char *vf_charset_name(vf_charset cs)
 {
-    switch (cs) {
-    case VF_CS_UTF8: return "utf-8";
-    case VF_CS_WINDOWS_1252: return "windows-1252";
-    case VF_CS_UTF16LE: return "utf-16le";
-    case VF_CS_UTF16BE: return "utf-16be";
-    case VF_CS_UNKNOWN: break;
-    }
+    for (size_t i = 0; i < vf_n_encodings; i++)
+        if (vf_encodings[i].cs == cs)
+            return vf_encodings[i].name;
     return "utf-8";
+}
+
+int vf_charset_warm_up(char *err, size_t errlen)
+{
+    UErrorCode e = U_ZERO_ERROR;
+    udata_setFileAccess(UDATA_ONLY_PACKAGES, &e);
+    for (size_t i = 0; i < vf_n_encodings; i++) {
+        if (!vf_encodings[i].icu)
+            continue;
+        e = U_ZERO_ERROR;
+        UConverter *c = ucnv_open(vf_encodings[i].icu, &e);
+        if (!c || U_FAILURE(e)) {
+            snprintf(err, errlen, "ICU has no converter for %s: %s", vf_encodings[i].name,
+                     u_errorName(e));
+            return -1;
+        }
+        ucnv_close(c);
+    }
+    return 0;
+}
+
+/* Is the n-byte label one of the space-separated words of list? */
+static bool label_in(const char *list, const char *label, size_t n)
+{
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, " ");
+        if (k == n && strncasecmp(p, label, n) == 0)
+            return true;
+        p += k;
+        while (*p == ' ')
+            p++;
+    }
+    return false;
 }
 
 static bool is_blank(unsigned char c)
@@ -60,10 +76,10 @@ vf_charset vf_charset_from_label(const char *label, size_t n)
     while (n && (is_blank((unsigned char)label[n - 1]) || label[n - 1] == '"' ||
                  label[n - 1] == '\''))
         n--;
-    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
-        if (strlen(labels[i].label) == n && strncasecmp(labels[i].label, label, n) == 0)
-            return labels[i].cs;
-    return VF_CS_UNKNOWN;
+    for (size_t i = 0; i < vf_n_encodings; i++)
+        if (label_in(vf_encodings[i].labels, label, n))
+            return vf_encodings[i].cs;
+    return VF_CS_UNKNOWN; /* unknown, or a "replacement" label */
 }
 
 /* Finds "charset" in [s, s+n) and returns the label after '=' (quotes and
@@ -188,30 +204,64 @@ static vf_charset bom_charset(const unsigned char *b, size_t n, size_t *bom_len)
     return VF_CS_UNKNOWN;
 }
 
-vf_charset vf_charset_detect(const unsigned char *body, size_t len,
-                             const char *ctype, int is_html)
+/* Copies a label for a report: printable ASCII only, cut to fit. */
+static void keep_label(const char *label, size_t n, char *out, size_t outlen)
 {
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 1 < outlen && o < 40; i++) {
+        unsigned char c = (unsigned char)label[i];
+        out[o++] = (c > 0x20 && c < 0x7F && c != '\'' && c != '"') ? (char)c : '?';
+    }
+    out[o] = '\0';
+}
+
+/* The label inside a Content-Type value, trimmed like vf_charset_from_label. */
+static bool ctype_label(const char *ctype, const char **label, size_t *n)
+{
+    const char *params = ctype ? strchr(ctype, ';') : NULL;
+    return params && find_charset_param(params, strlen(params), label, n);
+}
+
+vf_charset vf_charset_detect_strict(const unsigned char *body, size_t len, const char *ctype,
+                                    int is_html, char *bad_label, size_t bad_len)
+{
+    if (bad_len)
+        bad_label[0] = '\0';
     size_t bom_len;
     vf_charset cs = bom_charset(body, len, &bom_len);
     if (cs != VF_CS_UNKNOWN)
         return cs;
-    cs = vf_charset_from_content_type(ctype);
-    if (cs != VF_CS_UNKNOWN)
-        return cs;
-    if (is_html) {
-        const char *label;
-        size_t n;
-        if (find_charset_param((const char *)body, len < 1024 ? len : 1024, &label, &n)) {
-            cs = vf_charset_from_label(label, n);
-            /* An in-document UTF-16 claim is necessarily wrong (we just read it
-             * as ASCII); HTML says to take UTF-8 then. */
-            if (cs == VF_CS_UTF16LE || cs == VF_CS_UTF16BE)
-                cs = VF_CS_UTF8;
-            if (cs != VF_CS_UNKNOWN)
-                return cs;
+    const char *label;
+    size_t n;
+    if (ctype_label(ctype, &label, &n)) {
+        cs = vf_charset_from_label(label, n);
+        if (cs != VF_CS_UNKNOWN)
+            return cs;
+        if (bad_len) {
+            keep_label(label, n, bad_label, bad_len);
+            return VF_CS_UNKNOWN;
+        }
+    }
+    if (is_html && find_charset_param((const char *)body, len < 1024 ? len : 1024, &label, &n)) {
+        cs = vf_charset_from_label(label, n);
+        /* An in-document UTF-16 claim is necessarily wrong (we just read it
+         * as ASCII); HTML says to take UTF-8 then. */
+        if (cs == VF_CS_UTF16LE || cs == VF_CS_UTF16BE)
+            cs = VF_CS_UTF8;
+        if (cs != VF_CS_UNKNOWN)
+            return cs;
+        if (bad_len) {
+            keep_label(label, n, bad_label, bad_len);
+            return VF_CS_UNKNOWN;
         }
     }
     return is_valid_utf8(body, len) ? VF_CS_UTF8 : VF_CS_WINDOWS_1252;
+}
+
+vf_charset vf_charset_detect(const unsigned char *body, size_t len,
+                             const char *ctype, int is_html)
+{
+    return vf_charset_detect_strict(body, len, ctype, is_html, NULL, 0);
 }
 
 /* Appends code point cp unless that would pass max_out; returns false when full. */
@@ -322,6 +372,103 @@ static void decode_utf16(vf_tbuf *out, const unsigned char *in, size_t len, bool
         put_cp(out, 0xFFFD, max_out); /* odd trailing byte */
 }
 
+static const uint16_t iso_8859_16_high[96] = {
+    0x00A0, 0x0104, 0x0105, 0x0141, 0x20AC, 0x201E, 0x0160, 0x00A7, 0x0161, 0x00A9, 0x0218, 0x00AB,
+    0x0179, 0x00AD, 0x017A, 0x017B, 0x00B0, 0x00B1, 0x010C, 0x0142, 0x017D, 0x201D, 0x00B6, 0x00B7,
+    0x017E, 0x010D, 0x0219, 0x00BB, 0x0152, 0x0153, 0x0178, 0x017C, 0x00C0, 0x00C1, 0x00C2, 0x0102,
+    0x00C4, 0x0106, 0x00C6, 0x00C7, 0x00C8, 0x00C9, 0x00CA, 0x00CB, 0x00CC, 0x00CD, 0x00CE, 0x00CF,
+    0x0110, 0x0143, 0x00D2, 0x00D3, 0x00D4, 0x0150, 0x00D6, 0x015A, 0x0170, 0x00D9, 0x00DA, 0x00DB,
+    0x00DC, 0x0118, 0x021A, 0x00DF, 0x00E0, 0x00E1, 0x00E2, 0x0103, 0x00E4, 0x0107, 0x00E6, 0x00E7,
+    0x00E8, 0x00E9, 0x00EA, 0x00EB, 0x00EC, 0x00ED, 0x00EE, 0x00EF, 0x0111, 0x0144, 0x00F2, 0x00F3,
+    0x00F4, 0x0151, 0x00F6, 0x015B, 0x0171, 0x00F9, 0x00FA, 0x00FB, 0x00FC, 0x0119, 0x021B, 0x00FF,
+};
+
+/* Single-byte encodings decoded here: x-user-defined puts 0x80..0xFF at
+ * U+F780..U+F7FF; ISO-8859-16 (absent from ICU's data) by table. */
+static void decode_single_byte(vf_tbuf *out, const unsigned char *in, size_t len, vf_charset cs,
+                               size_t max_out)
+{
+    for (size_t i = 0; i < len;) {
+        size_t run = i + plain_ascii_prefix(in + i, len - i);
+        if (run > i && !put_run(out, in + i, run - i, max_out))
+            return;
+        if (run == len)
+            return;
+        unsigned char b = in[run];
+        uint32_t cp = b;
+        if (cs == VF_CS_X_USER_DEFINED && b >= 0x80)
+            cp = 0xF780 + (b - 0x80);
+        else if (cs == VF_CS_ISO_8859_16 && b >= 0xA0)
+            cp = iso_8859_16_high[b - 0xA0];
+        if (!put_cp(out, cp, max_out))
+            return;
+        i = run + 1;
+    }
+}
+
+/* Everything else through ICU, in slices, straight to UTF-8; invalid input
+ * becomes U+FFFD (ICU's substitution), NULs are then dropped by the UTF-8 pass. */
+static bool decode_icu(vf_tbuf *out, const unsigned char *in, size_t len, vf_charset cs,
+                       size_t max_out)
+{
+    const char *name = NULL;
+    for (size_t i = 0; i < vf_n_encodings; i++)
+        if (vf_encodings[i].cs == cs)
+            name = vf_encodings[i].icu;
+    UErrorCode e = U_ZERO_ERROR;
+    UConverter *cnv = name ? ucnv_open(name, &e) : NULL;
+    if (!cnv || U_FAILURE(e)) {
+        if (cnv)
+            ucnv_close(cnv);
+        return false;
+    }
+    UChar sub[1] = { 0xFFFD };
+    e = U_ZERO_ERROR;
+    ucnv_setSubstString(cnv, sub, 1, &e);
+    e = U_ZERO_ERROR;
+    UConverter *utf8 = ucnv_open("UTF-8", &e);
+    if (!utf8 || U_FAILURE(e)) {
+        ucnv_close(cnv);
+        if (utf8)
+            ucnv_close(utf8);
+        return false;
+    }
+    char buf[16384];
+    UChar pivot[1024];
+    UChar *ps = pivot, *pt = pivot;
+    const char *src = (const char *)in, *end = (const char *)in + len;
+    bool flush_done = false;
+    size_t carried = 0; /* bytes of a character split by the last slice */
+    while (!flush_done) {
+        char *dst = buf + carried;
+        e = U_ZERO_ERROR;
+        ucnv_convertEx(utf8, cnv, &dst, buf + sizeof buf, &src, end, pivot, &ps, &pt,
+                       pivot + sizeof pivot / sizeof pivot[0], false, true, &e);
+        if (e != U_BUFFER_OVERFLOW_ERROR)
+            flush_done = true;
+        if (U_FAILURE(e) && e != U_BUFFER_OVERFLOW_ERROR)
+            break;
+        size_t n = (size_t)(dst - buf), cut = n;
+        if (!flush_done) {
+            size_t back = 0;
+            while (cut > 0 && back < 3 && ((unsigned char)buf[cut - 1] & 0xC0) == 0x80)
+                cut--, back++;
+            if (cut > 0 && (unsigned char)buf[cut - 1] >= 0xC0)
+                cut--; /* the lead byte of the split character */
+            else
+                cut = n;
+        }
+        decode_utf8(out, (const unsigned char *)buf, cut, max_out);
+        if (out->len >= max_out || out->oom)
+            break;
+        carried = n - cut;
+        memmove(buf, buf + cut, carried);
+    }
+    ucnv_close(utf8);
+    ucnv_close(cnv);
+    return true;
+}
+
 char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
                  size_t max_out, size_t *out_len)
 {
@@ -341,9 +488,18 @@ char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
     case VF_CS_UTF16BE:
         decode_utf16(&out, in, len, cs == VF_CS_UTF16BE, max_out);
         break;
+    case VF_CS_X_USER_DEFINED:
+    case VF_CS_ISO_8859_16:
+        decode_single_byte(&out, in, len, cs, max_out);
+        break;
     case VF_CS_UTF8:
     case VF_CS_UNKNOWN:
+    case VF_CS_COUNT:
         decode_utf8(&out, in, len, max_out);
+        break;
+    default:
+        if (!decode_icu(&out, in, len, cs, max_out))
+            decode_utf8(&out, in, len, max_out);
         break;
     }
     return vf_tbuf_take(&out, out_len);

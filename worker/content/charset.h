@@ -1,8 +1,10 @@
-/* Page bytes -> valid UTF-8, without iconv. glibc's iconv opens gconv modules
- * from disk, which the seccomp filter forbids, so the worker decodes the few
- * charsets that matter itself and treats everything else as UTF-8 with
- * replacement characters. The output never contains NUL or invalid UTF-8, so
- * libxml2 never has a reason to switch encodings on its own. */
+/* Page bytes -> valid UTF-8 for every encoding of the WHATWG Encoding
+ * Standard. UTF-8, windows-1252 (and its Latin-1/ASCII labels), UTF-16,
+ * x-user-defined and ISO-8859-16 are decoded here; the rest by ICU's
+ * converters, whose tables live in libicudata's memory (no file is opened,
+ * so decoding works under the seccomp filter; vf_charset_warm_up loads the
+ * alias table before confinement all the same). A label that names no
+ * decodable encoding is reported, never guessed. */
 #ifndef VERIFETCH_WORKER_CHARSET_H
 #define VERIFETCH_WORKER_CHARSET_H
 
@@ -13,8 +15,30 @@ typedef enum {
     VF_CS_WINDOWS_1252, /* also every ISO-8859-1 / ASCII label, as browsers do */
     VF_CS_UTF16LE,
     VF_CS_UTF16BE,
-    VF_CS_UNKNOWN,      /* a label we cannot decode: handled as UTF-8 */
+    VF_CS_UNKNOWN,      /* no label, or one naming nothing decodable */
+    VF_CS_X_USER_DEFINED,
+    VF_CS_ISO_8859_16,
+    /* Decoded by ICU: */
+    VF_CS_IBM866, VF_CS_ISO_8859_2, VF_CS_ISO_8859_3, VF_CS_ISO_8859_4, VF_CS_ISO_8859_5,
+    VF_CS_ISO_8859_6, VF_CS_ISO_8859_7, VF_CS_ISO_8859_8, VF_CS_ISO_8859_8_I, VF_CS_ISO_8859_10,
+    VF_CS_ISO_8859_13, VF_CS_ISO_8859_14, VF_CS_ISO_8859_15, VF_CS_KOI8_R, VF_CS_KOI8_U,
+    VF_CS_MACINTOSH, VF_CS_WINDOWS_874, VF_CS_WINDOWS_1250, VF_CS_WINDOWS_1251,
+    VF_CS_WINDOWS_1253, VF_CS_WINDOWS_1254, VF_CS_WINDOWS_1255, VF_CS_WINDOWS_1256,
+    VF_CS_WINDOWS_1257, VF_CS_WINDOWS_1258, VF_CS_X_MAC_CYRILLIC, VF_CS_GBK, VF_CS_GB18030,
+    VF_CS_BIG5, VF_CS_EUC_JP, VF_CS_ISO_2022_JP, VF_CS_SHIFT_JIS, VF_CS_EUC_KR,
+    VF_CS_COUNT
 } vf_charset;
+
+/* Opens every ICU converter once (before confinement) and keeps ICU to the
+ * data linked into the process. 0, or -1 with err filled. */
+int vf_charset_warm_up(char *err, size_t errlen);
+
+/* Like vf_charset_detect, but a header or <meta> label that names no
+ * decodable encoding is not skipped: VF_CS_UNKNOWN is returned and the label
+ * (printable ASCII, cut to fit) is copied to bad_label. Otherwise bad_label
+ * is "". */
+vf_charset vf_charset_detect_strict(const unsigned char *body, size_t len, const char *ctype,
+                                    int is_html, char *bad_label, size_t bad_len);
 
 /* The WHATWG name of cs ("utf-8", "windows-1252", ...). */
 const char *vf_charset_name(vf_charset cs);

@@ -1,6 +1,7 @@
 #include "worker/content/extract.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -90,7 +91,16 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
         return out->text != NULL;
     }
     const unsigned char *raw = (const unsigned char *)body;
-    vf_charset cs = vf_charset_detect(raw, len, content_type, kind == VF_KIND_HTML);
+    char bad[48];
+    vf_charset cs = vf_charset_detect_strict(raw, len, content_type, kind == VF_KIND_HTML, bad,
+                                             sizeof bad);
+    if (bad[0]) {
+        /* Never guessed: the broker calls the page unusable, saying why. */
+        out->unsupported_charset = true;
+        snprintf(out->detail, sizeof out->detail, "unsupported charset '%s'", bad);
+        out->text = calloc(1, 1);
+        return out->text != NULL;
+    }
     /* At most 3 UTF-8 bytes per input byte, so this never cuts HTML input. */
     size_t utf8_cap = kind == VF_KIND_HTML ? (len <= SIZE_MAX / 3 ? len * 3 : SIZE_MAX) : max_text;
     size_t utf8_len;

@@ -21,6 +21,7 @@ typedef struct {
     bool malformed;       /* JSON mode: the response had the wrong shape */
     bool ctype_is_plain;  /* JSON mode success: report text/plain; charset=utf-8 */
     char detail[VF_IPC_MAX_DETAIL];
+    bool unsupported_charset; /* the page names a charset nothing decodes: detail says which */
     bool has_meta;        /* HTML: meta below is filled (free with vf_extracted_free) */
     vf_page_meta meta;
 } vf_extracted;
