@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "worker/content/dom_util.h"
+#include "worker/content/entities.h"
 #include "worker/content/html_meta.h"
 #include "worker/content/main_content.h"
 #include "worker/content/prune.h"
@@ -32,7 +33,13 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
                       size_t *out_len)
 {
     *out_len = 0;
-    htmlDocPtr doc = vf_html_parse(utf8, len);
+    bool oom = false;
+    size_t rewritten_len = 0;
+    char *rewritten = vf_html5_entities_rewrite(utf8, len, &rewritten_len, &oom);
+    if (oom)
+        return NULL;
+    htmlDocPtr doc = rewritten ? vf_html_parse(rewritten, rewritten_len) : vf_html_parse(utf8, len);
+    free(rewritten);
     if (!doc)
         return NULL;
     char *base = vf_html_base_url(doc, o->page_url);
