@@ -3,7 +3,9 @@
 #ifndef VERIFETCH_WORKER_CHARSET_LABELS_H
 #define VERIFETCH_WORKER_CHARSET_LABELS_H
 
-#include "worker/content/charset.h"
+#include <stddef.h>
+
+#include "worker/content/charset_ids.h"
 
 typedef struct {
     vf_charset cs;

@@ -1,0 +1,25 @@
+/* The encodings the worker decodes, one id each (names and labels:
+ * charset_labels.c). */
+#ifndef VERIFETCH_WORKER_CHARSET_IDS_H
+#define VERIFETCH_WORKER_CHARSET_IDS_H
+
+typedef enum {
+    VF_CS_UTF8 = 0,
+    VF_CS_WINDOWS_1252, /* also every ISO-8859-1 / ASCII label, as browsers do */
+    VF_CS_UTF16LE,
+    VF_CS_UTF16BE,
+    VF_CS_UNKNOWN,      /* no label, or one naming nothing decodable */
+    VF_CS_X_USER_DEFINED,
+    VF_CS_ISO_8859_16,
+    /* Decoded by ICU: */
+    VF_CS_IBM866, VF_CS_ISO_8859_2, VF_CS_ISO_8859_3, VF_CS_ISO_8859_4, VF_CS_ISO_8859_5,
+    VF_CS_ISO_8859_6, VF_CS_ISO_8859_7, VF_CS_ISO_8859_8, VF_CS_ISO_8859_8_I, VF_CS_ISO_8859_10,
+    VF_CS_ISO_8859_13, VF_CS_ISO_8859_14, VF_CS_ISO_8859_15, VF_CS_KOI8_R, VF_CS_KOI8_U,
+    VF_CS_MACINTOSH, VF_CS_WINDOWS_874, VF_CS_WINDOWS_1250, VF_CS_WINDOWS_1251,
+    VF_CS_WINDOWS_1253, VF_CS_WINDOWS_1254, VF_CS_WINDOWS_1255, VF_CS_WINDOWS_1256,
+    VF_CS_WINDOWS_1257, VF_CS_WINDOWS_1258, VF_CS_X_MAC_CYRILLIC, VF_CS_GBK, VF_CS_GB18030,
+    VF_CS_BIG5, VF_CS_EUC_JP, VF_CS_ISO_2022_JP, VF_CS_SHIFT_JIS, VF_CS_EUC_KR,
+    VF_CS_COUNT
+} vf_charset;
+
+#endif
