@@ -208,6 +208,8 @@ typedef struct {
     long broker_hwm_c16_8m_kib;  /* VmHWM during 16 concurrent 8 MiB lookups */
     bench_stats c16_8m;
     long broker_idle_rss_kib;    /* VmRSS after all that load, once idle */
+    long broker_start_threads;   /* thread count right after start: "idle" is back to it */
+    double broker_idle_wait_ms;  /* how long the broker took to get there (60 s at most) */
     bench_worker_mem worker[3][2];   /* [page 10k/1m/8m][http/https], max over repetitions */
     unsigned worker_reps;
     /* Worker alone, 10k https, CA given as the throwaway CA [0] or the system bundle [1]. */

@@ -195,7 +195,8 @@ void bench_print_report(FILE *out, const bench_run_info *info, const bench_row *
                 m->hwm_reset_ok ? "" : "; HWM not reset between phases");
     fprintf(out, "  broker VmHWM, 16 concurrent 8m     %8ld  (%u lookups, %u failed, median %.1f ms)\n",
             m->broker_hwm_c16_8m_kib, m->c16_8m.done, m->c16_8m.failed, m->c16_8m.median_ms);
-    fprintf(out, "  broker VmRSS once idle after load  %8ld\n", m->broker_idle_rss_kib);
+    fprintf(out, "  broker VmRSS once idle after load  %8ld  (threads back to %ld after %.1f s)\n",
+            m->broker_idle_rss_kib, m->broker_start_threads, m->broker_idle_wait_ms / 1e3);
     fprintf(out, "  worker peak RSS, standalone launcher, wait4 ru_maxrss, max of %u runs:\n", m->worker_reps);
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++) {
