@@ -181,10 +181,10 @@ json_t *vf_tool_result_build(const vf_receipt_input *in, const vf_redactor *r)
             text_block_value = vf_receipt_paginate(text_block_value, in->start_index,
                                                    in->max_chars, cut);
         }
+        /* Characters of the text block as returned, continuation hint included. */
         if (text_block_value)
-            content_chars = cut ? cut->slice_chars
-                                : vf_utf8_count(json_string_value(text_block_value),
-                                                json_string_length(text_block_value));
+            content_chars = vf_utf8_count(json_string_value(text_block_value),
+                                          json_string_length(text_block_value));
     } else {
         text_block_value = failure_line(in, r);
     }

@@ -58,9 +58,10 @@ Test(api, tool_spec_exposes_only_model_facing_inputs)
     cr_assert(json_is_object(r.json), "tool-spec is not JSON: %s", r.body);
     json_t *props = find_properties(r.json);
     cr_assert_not_null(props, "no input schema properties in %s", r.body);
-    static const char *const want[] = { "url", "must_contain", "must_contain_mode", "min_chars", "max_attempts" };
-    cr_assert_eq(json_object_size(props), 5, "properties must be exactly the 5 inputs: %s", r.body);
-    for (size_t i = 0; i < 5; i++)
+    static const char *const want[] = { "url", "must_contain", "must_contain_mode", "min_chars", "max_attempts",
+                                         "format", "max_chars", "start_index" };
+    cr_assert_eq(json_object_size(props), 8, "properties must be exactly the 8 inputs: %s", r.body);
+    for (size_t i = 0; i < 8; i++)
         cr_assert_not_null(json_object_get(props, want[i]), "property '%s' missing: %s", want[i],
                            r.body);
     /* Nothing about transport may leak into what the model sees. */

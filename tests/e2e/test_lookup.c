@@ -235,13 +235,54 @@ Test(lookup, large_body_under_cap_is_whole)
 {
     tc_start(&t, NULL);
     const char *url = tc_url(&t, "/big?bytes=100000");
-    hx_response r = tc_lookup(&t, url, NULL);
+    hx_response r = tc_lookup(&t, url, ", \"max_chars\": 1000000");
     hx_receipt_expect e = tc_expect_one(true, url, "ok", 200, "usable content");
     char *text = hx_check_tool_result(&r, &e);
     size_t n = hx_utf8_len(text);
     cr_assert(n >= 99990 && n <= 100000, "text of a 100000-byte plain page has %zu chars", n);
     free(text);
     hx_response_free(&r);
+}
+
+static json_int_t receipt_int(const hx_response *r, const char *field)
+{
+    json_t *receipt = json_object_get(json_array_get(json_object_get(r->json, "content"), 0), "json");
+    json_t *v = json_object_get(receipt, field);
+    cr_assert(json_is_integer(v), "receipt.%s is not an integer: %s", field, r->body);
+    return json_integer_value(v);
+}
+
+/* The default page is 20000 characters; next_start_index continues it, and
+ * the same request cuts at the same place every time. */
+Test(lookup, large_page_is_paginated_with_stable_cuts)
+{
+    tc_start(&t, NULL);
+    const char *url = tc_url(&t, "/big?bytes=100000");
+    hx_response first = tc_lookup(&t, url, NULL);
+    hx_receipt_expect e = tc_expect_one(true, url, "ok", 200, "usable content");
+    char *text1 = hx_check_tool_result(&first, &e);
+    json_t *receipt = json_object_get(json_array_get(json_object_get(first.json, "content"), 0), "json");
+    cr_assert(json_is_true(json_object_get(receipt, "truncated")), "a 100000-char page is cut: %s", first.body);
+    json_int_t next = receipt_int(&first, "next_start_index");
+    cr_assert(next > 15000 && next <= 20000, "first cut near max_chars, got %lld", (long long)next);
+    cr_assert(receipt_int(&first, "total_chars") >= 99990, "total_chars counts the whole page");
+    cr_assert(strstr(text1, "start_index") != NULL, "a truncated page ends with a continuation hint");
+
+    hx_response again = tc_lookup(&t, url, NULL);
+    cr_assert_eq(receipt_int(&again, "next_start_index"), next, "the same page cuts at the same place");
+
+    char extra[64];
+    snprintf(extra, sizeof extra, ", \"start_index\": %lld", (long long)next);
+    hx_response second = tc_lookup(&t, url, extra);
+    char *text2 = hx_check_tool_result(&second, &e);
+    cr_assert_eq(receipt_int(&second, "start_index"), next);
+    cr_assert(receipt_int(&second, "next_start_index") > next, "the second slice moves on");
+    cr_assert(text2[0] != '\n' && text2[0] != ' ', "a slice starts on text, not a break: %.40s", text2);
+    free(text1);
+    free(text2);
+    hx_response_free(&first);
+    hx_response_free(&again);
+    hx_response_free(&second);
 }
 
 static void small_body_cap(hx_broker_opts *o) { o->max_body_bytes = 65536; }

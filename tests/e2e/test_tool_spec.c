@@ -1,4 +1,4 @@
-/* E2E: GET /v1/tool-spec?format=… gives the same four model-facing inputs in
+/* E2E: GET /v1/tool-spec?format=… gives the same model-facing inputs in
  * each host's shape, the default stays today's, and an unknown format is a
  * 400 naming the field. */
 #include "test_common.h"
@@ -19,15 +19,16 @@ static json_t *get_spec(const char *query, int want_status)
     return doc;
 }
 
-/* The input schema: exactly the four inputs, url required, closed, ceiling as maximum. */
+/* The input schema: exactly the eight model-facing inputs, url required, closed, ceiling as maximum. */
 static void assert_input_schema(const json_t *schema, const char *where)
 {
     cr_assert(json_is_object(schema), "%s: no schema", where);
     cr_assert_str_eq(json_string_value(json_object_get(schema, "type")), "object", "%s", where);
     json_t *props = json_object_get(schema, "properties");
-    cr_assert_eq(json_object_size(props), 5, "%s: properties must be the 5 inputs", where);
-    static const char *const want[] = { "url", "must_contain", "must_contain_mode", "min_chars", "max_attempts" };
-    for (size_t i = 0; i < 5; i++)
+    cr_assert_eq(json_object_size(props), 8, "%s: properties must be the 8 inputs", where);
+    static const char *const want[] = { "url", "must_contain", "must_contain_mode", "min_chars", "max_attempts",
+                                         "format", "max_chars", "start_index" };
+    for (size_t i = 0; i < 8; i++)
         cr_assert_not_null(json_object_get(props, want[i]), "%s: %s missing", where, want[i]);
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(schema, "required"), 0)), "url", "%s", where);
     cr_assert(json_is_false(json_object_get(schema, "additionalProperties")), "%s: inputs are closed", where);

@@ -114,7 +114,15 @@ Test(metrics, exact_text_for_a_small_registry)
         "verifetch_circuit_state{tenant=\"acme\",provider=\"direct\"} 1\n"
         "# HELP verifetch_workers_active Workers alive now.\n"
         "# TYPE verifetch_workers_active gauge\n"
-        "verifetch_workers_active 1\n";
+        "verifetch_workers_active 1\n"
+        "# HELP verifetch_state_backend_errors_total Shared-store (Redis/Valkey) operations that failed; lookups fell back to local state.\n"
+        "# TYPE verifetch_state_backend_errors_total counter\n"
+        "verifetch_state_backend_errors_total 0\n"
+        "# HELP verifetch_cache_lookups_total Lookup cache results.\n"
+        "# TYPE verifetch_cache_lookups_total counter\n"
+        "verifetch_cache_lookups_total{result=\"hit\"} 0\n"
+        "verifetch_cache_lookups_total{result=\"miss\"} 0\n"
+        "verifetch_cache_lookups_total{result=\"bypass\"} 0\n";
     char *text = render(m, NULL);
     cr_assert_str_eq(text, expected);
     free(text);
@@ -317,8 +325,9 @@ Test(metrics, every_sample_follows_its_type_line)
         strtod(value + 1, &end);
         cr_assert(end && *end == '\0', "value of '%s' is not a number", line);
     }
-    /* 2 tenants x 4 statuses + (2+1) providers x 5 outcomes + 1 denial + 14 spawn + 2 x 15 lookup + 3 circuit + 1 */
-    cr_assert_eq(samples, 8 + 15 + 1 + 14 + 30 + 3 + 1);
+    /* 2 tenants x 4 statuses + (2+1) providers x 5 outcomes + 1 denial + 14 spawn + 2 x 15 lookup + 3 circuit + 1
+     * workers + 1 shared-store errors + 3 cache results */
+    cr_assert_eq(samples, 8 + 15 + 1 + 14 + 30 + 3 + 1 + 1 + 3);
     free(text);
     vf_metrics_free(m);
 }
