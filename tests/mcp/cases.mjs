@@ -49,6 +49,12 @@ export async function wallIsAnError(client, origin) {
   assert.ok(['http_error', 'unusable_content'].includes(receipt.attempts_log[0].outcome), receipt.attempts_log[0].outcome);
   assert.match(result.content[1].text, /^LOOKUP FAILED:/);
   assert.ok(!result.content[1].text.includes('Checking if the site'), 'no wall text reaches the model');
+  // The same challenge relayed with status 200 (as fetch APIs do) is judged a wall too.
+  const relayed = await client.callTool({ name: TOOL, arguments: { url: origin.url('/wall200') } });
+  assert.equal(relayed.isError, true, 'a Cloudflare challenge at 200 is never success');
+  const relayedReceipt = receiptOf(relayed);
+  assert.equal(relayedReceipt.attempts_log[0].outcome, 'unusable_content');
+  assert.equal(relayedReceipt.attempts_log[0].wall, 'bot_challenge');
 }
 
 export async function badArgumentsNameTheField(client, origin) {
