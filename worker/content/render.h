@@ -7,19 +7,12 @@
 #ifndef VERIFETCH_WORKER_RENDER_H
 #define VERIFETCH_WORKER_RENDER_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include <libxml/tree.h>
 
-typedef enum { VF_LINKS_INLINE = 0, VF_LINKS_NONE, VF_LINKS_LIST } vf_links_style;
+#include "worker/content/render_opts.h"
 
-typedef struct {
-    bool markdown;
-    vf_links_style links;
-    const char *base_url;   /* absolute URL links and images resolve against; NULL = keep as is */
-    size_t max_out;         /* bytes */
-} vf_render_opts;
 
 /* Renders roots (in order) into malloc'd NUL-terminated UTF-8; NULL when out
  * of memory. Elements vf_main_skips() names are left out. */

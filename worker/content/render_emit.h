@@ -10,7 +10,7 @@
 
 #include <libxml/tree.h>
 
-#include "worker/content/render.h"
+#include "worker/content/render_opts.h"
 #include "worker/content/text_buf.h"
 
 #define PREFIX_MAX 128

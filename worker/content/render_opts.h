@@ -1,0 +1,19 @@
+/* How a tree is rendered: Markdown or text, the link style, the base URL
+ * links resolve against and an output cap. Shared by render.h and the
+ * emitter, so neither has to include the other. */
+#ifndef VERIFETCH_WORKER_RENDER_OPTS_H
+#define VERIFETCH_WORKER_RENDER_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { VF_LINKS_INLINE = 0, VF_LINKS_NONE, VF_LINKS_LIST } vf_links_style;
+
+typedef struct {
+    bool markdown;
+    vf_links_style links;
+    const char *base_url;   /* absolute URL links and images resolve against; NULL = keep as is */
+    size_t max_out;         /* bytes */
+} vf_render_opts;
+
+#endif
