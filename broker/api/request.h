@@ -28,6 +28,7 @@ typedef struct {
     bool has_max_age;        /* "max_age_s": a cached result must be at most this old */
     unsigned max_age_s;      /* 0 = do not read the cache */
     char *options_key;       /* every field but url and max_age_s, canonical JSON: part of the cache key */
+    struct vf_cancel *cancel; /* not from the body: set by the server, NULL = never cancelled */
 } vf_lookup_request;
 
 typedef struct {
