@@ -22,7 +22,7 @@
 #define FIRST_LINE_BYTES 200u
 
 struct vf_wall_lexicon {
-    char **folded; /* parallel to vf_wall_phrases */
+    char **folded; /* parallel to vf_wall_phrase_at() */
     size_t n;
 };
 
@@ -31,14 +31,14 @@ vf_wall_lexicon *vf_wall_lexicon_new(void)
     vf_wall_lexicon *lx = calloc(1, sizeof *lx);
     if (!lx)
         return NULL;
-    lx->folded = calloc(vf_n_wall_phrases, sizeof *lx->folded);
+    lx->folded = calloc(vf_wall_phrase_count(), sizeof *lx->folded);
     if (!lx->folded) {
         free(lx);
         return NULL;
     }
-    lx->n = vf_n_wall_phrases;
+    lx->n = vf_wall_phrase_count();
     for (size_t i = 0; i < lx->n; i++) {
-        const char *p = vf_wall_phrases[i].phrase;
+        const char *p = vf_wall_phrase_at(i)->phrase;
         lx->folded[i] = vf_fold_text(p, strlen(p), NULL);
         if (!lx->folded[i]) {
             vf_wall_lexicon_free(lx);
@@ -241,7 +241,7 @@ static void gather_titles(const vf_wall_lexicon *lx, const char *raw, cues *c)
     size_t seg[MAX_SEGMENTS][2];
     size_t k = split_title(t, n, seg);
     for (size_t i = 0; i < lx->n; i++) {
-        const vf_wall_phrase *p = &vf_wall_phrases[i];
+        const vf_wall_phrase *p = vf_wall_phrase_at(i);
         if (p->kind != VF_CUE_TITLE_STRONG && p->kind != VF_CUE_TITLE)
             continue;
         const char **slot = p->kind == VF_CUE_TITLE_STRONG ? &c[p->wall].title_strong : &c[p->wall].title;
@@ -285,7 +285,7 @@ static void gather_text(const vf_wall_lexicon *lx, const char *text, size_t len,
     if (!f)
         return;
     for (size_t i = 0; i < lx->n; i++) {
-        const vf_wall_phrase *p = &vf_wall_phrases[i];
+        const vf_wall_phrase *p = vf_wall_phrase_at(i);
         if (p->kind != VF_CUE_TEXT && p->kind != VF_CUE_WEAK)
             continue;
         cues *fam = &c[p->wall];

@@ -22,7 +22,14 @@ typedef struct {
     const char *phrase;
 } vf_wall_phrase;
 
-extern const vf_wall_phrase vf_wall_phrases[];
-extern const size_t vf_n_wall_phrases;
+/* All built-in phrases, index 0 .. vf_wall_phrase_count() - 1. */
+size_t vf_wall_phrase_count(void);
+const vf_wall_phrase *vf_wall_phrase_at(size_t i);
+
+/* The tables behind the index, one file each (wall_phrases_*.c). */
+extern const vf_wall_phrase vf_wall_phrases_refusals[];
+extern const size_t vf_n_wall_phrases_refusals;
+extern const vf_wall_phrase vf_wall_phrases_gates[];
+extern const size_t vf_n_wall_phrases_gates;
 
 #endif
