@@ -38,6 +38,36 @@ vf_ipc_err ipc_take_str(const msgpack_object *o, ipc_text_rule rule, bool nil_ok
     return err;
 }
 
+vf_ipc_err ipc_take_str_array(const msgpack_object *o, size_t max, ipc_text_rule rule, char ***out,
+                              size_t *n)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY)
+        return VF_IPC_ERR_TYPE;
+    const msgpack_object_array *arr = &o->via.array;
+    if (arr->size > max)
+        return VF_IPC_ERR_RANGE;
+    /* Judge every item before allocating anything. */
+    for (uint32_t i = 0; i < arr->size; i++) {
+        if (arr->ptr[i].type != MSGPACK_OBJECT_STR)
+            return VF_IPC_ERR_TYPE;
+        vf_ipc_err err = rule(arr->ptr[i].via.str.ptr, arr->ptr[i].via.str.size);
+        if (err != VF_IPC_OK)
+            return err;
+    }
+    if (arr->size == 0)
+        return VF_IPC_OK;
+    *out = calloc(arr->size, sizeof **out);
+    if (*out == NULL)
+        return VF_IPC_ERR_NOMEM;
+    for (uint32_t i = 0; i < arr->size; i++) {
+        vf_ipc_err err = ipc_take_str(&arr->ptr[i], rule, false, &(*out)[i]);
+        if (err != VF_IPC_OK)
+            return err;
+        *n = i + 1;
+    }
+    return VF_IPC_OK;
+}
+
 vf_ipc_err ipc_take_bin(const msgpack_object *o, size_t cap, uint8_t **out, size_t *out_len)
 {
     if (o->type != MSGPACK_OBJECT_BIN)

@@ -16,6 +16,11 @@
 vf_ipc_err ipc_dup_bytes(const void *src, size_t n, void **out);
 /* A str obeying rule; nil gives NULL only when nil_ok. */
 vf_ipc_err ipc_take_str(const msgpack_object *o, ipc_text_rule rule, bool nil_ok, char **out);
+/* An array of at most max str items, each obeying rule, copied into a
+ * calloc'd array; *n counts the items copied so far (for freeing on error).
+ * An empty array leaves *out NULL. */
+vf_ipc_err ipc_take_str_array(const msgpack_object *o, size_t max, ipc_text_rule rule, char ***out,
+                              size_t *n);
 vf_ipc_err ipc_take_bin(const msgpack_object *o, size_t cap, uint8_t **out, size_t *out_len);
 vf_ipc_err ipc_take_uint(const msgpack_object *o, uint64_t min, uint64_t max, uint64_t *out);
 vf_ipc_err ipc_take_bool(const msgpack_object *o, bool *out);

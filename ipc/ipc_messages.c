@@ -37,36 +37,6 @@ static const char *const job_keys[J_COUNT] = {
 #define JOB_REQUIRED ((1u << J_V) | (1u << J_URL) | (1u << J_IP) | (1u << J_PORT) | \
                       (1u << J_TIMEOUT) | (1u << J_MAX_BODY) | (1u << J_MODE))
 
-static vf_ipc_err take_headers(const msgpack_object *o, vf_job *job)
-{
-    if (o->type != MSGPACK_OBJECT_ARRAY)
-        return VF_IPC_ERR_TYPE;
-    const msgpack_object_array *arr = &o->via.array;
-    if (arr->size > VF_IPC_MAX_HEADERS)
-        return VF_IPC_ERR_RANGE;
-    for (uint32_t i = 0; i < arr->size; i++) {
-        if (arr->ptr[i].type != MSGPACK_OBJECT_STR)
-            return VF_IPC_ERR_TYPE;
-        vf_ipc_err err = ipc_check_header_line(arr->ptr[i].via.str.ptr, arr->ptr[i].via.str.size);
-        if (err != VF_IPC_OK)
-            return err;
-    }
-    if (arr->size == 0)
-        return VF_IPC_OK;
-    job->headers = calloc(arr->size, sizeof *job->headers);
-    if (job->headers == NULL)
-        return VF_IPC_ERR_NOMEM;
-    for (uint32_t i = 0; i < arr->size; i++) {
-        void *copy;
-        vf_ipc_err err = ipc_dup_bytes(arr->ptr[i].via.str.ptr, arr->ptr[i].via.str.size, &copy);
-        if (err != VF_IPC_OK)
-            return err;
-        job->headers[i] = copy;
-        job->n_headers = i + 1;
-    }
-    return VF_IPC_OK;
-}
-
 static vf_ipc_err set_job_field(void *out, size_t slot, const msgpack_object *val)
 {
     vf_job *job = out;
@@ -98,7 +68,7 @@ static vf_ipc_err set_job_field(void *out, size_t slot, const msgpack_object *va
     case J_POINTER:
         return ipc_take_str(val, ipc_check_pointer, false, &job->json_pointer);
     case J_HEADERS:
-        return take_headers(val, job);
+        return ipc_take_str_array(val, VF_IPC_MAX_HEADERS, ipc_check_header_line, &job->headers, &job->n_headers);
     case J_HOOK:
         return ipc_take_str(val, ipc_rule_short, false, &job->test_hook);
     case J_CA_PRELOADED:

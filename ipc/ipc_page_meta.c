@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/ipc_decode.h"
+#include "ipc/ipc_rules.h"
+
 enum { M_TITLE, M_H1, M_LANG, M_CANONICAL, M_DESCRIPTION, M_PUBLISHED, M_CHARSET, M_EXTRACT,
        M_PAGE_CHARS, M_MAIN_CHARS, M_PASSWORD, M_SIGNALS, M_COUNT };
 static const char *const meta_keys[M_COUNT] = {
@@ -44,9 +47,10 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 
 static vf_ipc_err check_str(const char *s, size_t n, size_t cap)
 {
-    if (n > cap || memchr(s, '\0', n) != NULL || !utf8_valid((const unsigned char *)s, n))
-        return VF_IPC_ERR_RANGE;
-    return VF_IPC_OK;
+    vf_ipc_err err = ipc_check_text(s, n, cap);
+    if (err == VF_IPC_OK && !utf8_valid((const unsigned char *)s, n))
+        err = VF_IPC_ERR_RANGE;
+    return err;
 }
 
 /* Signals are machine tokens: printable ASCII without blanks, never empty. */
@@ -160,119 +164,45 @@ vf_ipc_err vf_page_meta_pack(msgpack_packer *pk, const vf_page_meta *m)
     return rc == 0 ? VF_IPC_OK : VF_IPC_ERR_NOMEM;
 }
 
-static char *dup_n(const char *s, size_t n)
+static vf_ipc_err set_field(void *out, size_t slot, const msgpack_object *v)
 {
-    char *p = malloc(n + 1);
-    if (p != NULL) {
-        if (n > 0)
-            memcpy(p, s, n);
-        p[n] = '\0';
-    }
-    return p;
-}
-
-static vf_ipc_err take_signals(const msgpack_object *o, vf_page_meta *m)
-{
-    if (o->type != MSGPACK_OBJECT_ARRAY)
-        return VF_IPC_ERR_TYPE;
-    const msgpack_object_array *a = &o->via.array;
-    if (a->size > VF_META_MAX_SIGNALS)
-        return VF_IPC_ERR_RANGE;
-    for (uint32_t i = 0; i < a->size; i++) {
-        if (a->ptr[i].type != MSGPACK_OBJECT_STR)
-            return VF_IPC_ERR_TYPE;
-        vf_ipc_err err = check_signal(a->ptr[i].via.str.ptr, a->ptr[i].via.str.size);
-        if (err != VF_IPC_OK)
-            return err;
-    }
-    if (a->size == 0)
-        return VF_IPC_OK;
-    m->signals = calloc(a->size, sizeof *m->signals);
-    if (m->signals == NULL)
-        return VF_IPC_ERR_NOMEM;
-    for (uint32_t i = 0; i < a->size; i++) {
-        m->signals[i] = dup_n(a->ptr[i].via.str.ptr, a->ptr[i].via.str.size);
-        if (m->signals[i] == NULL)
-            return VF_IPC_ERR_NOMEM;
-        m->n_signals = i + 1;
-    }
-    return VF_IPC_OK;
-}
-
-static vf_ipc_err take_count(const msgpack_object *o, uint64_t *out)
-{
-    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
-        return VF_IPC_ERR_RANGE;
-    if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-        return VF_IPC_ERR_TYPE;
-    *out = o->via.u64;
-    return VF_IPC_OK;
-}
-
-static vf_ipc_err set_field(vf_page_meta *m, size_t slot, const msgpack_object *v)
-{
+    vf_page_meta *m = out;
     char **p = str_slot(m, slot);
     if (p != NULL) {
         if (v->type != MSGPACK_OBJECT_STR)
             return VF_IPC_ERR_TYPE;
         vf_ipc_err err = check_slot_str(slot, v->via.str.ptr, v->via.str.size);
-        if (err != VF_IPC_OK)
-            return err;
-        *p = dup_n(v->via.str.ptr, v->via.str.size);
-        return *p != NULL ? VF_IPC_OK : VF_IPC_ERR_NOMEM;
+        void *copy = NULL;
+        if (err == VF_IPC_OK && (err = ipc_dup_bytes(v->via.str.ptr, v->via.str.size, &copy)) == VF_IPC_OK)
+            *p = copy;
+        return err;
     }
     switch (slot) {
     case M_PAGE_CHARS:
-        return take_count(v, &m->page_chars);
+        return ipc_take_uint(v, 0, UINT64_MAX, &m->page_chars);
     case M_MAIN_CHARS:
-        return take_count(v, &m->main_chars);
+        return ipc_take_uint(v, 0, UINT64_MAX, &m->main_chars);
     case M_PASSWORD:
-        if (v->type != MSGPACK_OBJECT_BOOLEAN)
-            return VF_IPC_ERR_TYPE;
-        m->password_field = v->via.boolean;
-        return VF_IPC_OK;
+        return ipc_take_bool(v, &m->password_field);
     case M_SIGNALS:
-        return take_signals(v, m);
+        return ipc_take_str_array(v, VF_META_MAX_SIGNALS, check_signal, &m->signals, &m->n_signals);
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
+
+/* The sizes and the extraction used are always known to a worker that sends
+ * meta at all. */
+#define META_REQUIRED ((1u << M_PAGE_CHARS) | (1u << M_MAIN_CHARS) | (1u << M_EXTRACT))
 
 static vf_ipc_err unpack_into(const msgpack_object *o, vf_page_meta *m, const char **field)
 {
     if (o->type != MSGPACK_OBJECT_MAP)
         return VF_IPC_ERR_TYPE;
-    const msgpack_object_map *map = &o->via.map;
     uint32_t seen = 0;
-    for (uint32_t i = 0; i < map->size; i++) {
-        const msgpack_object *k = &map->ptr[i].key;
-        if (k->type != MSGPACK_OBJECT_STR)
-            return VF_IPC_ERR_TYPE;
-        size_t slot = M_COUNT;
-        for (size_t s = 0; s < M_COUNT; s++)
-            if (strlen(meta_keys[s]) == k->via.str.size &&
-                memcmp(meta_keys[s], k->via.str.ptr, k->via.str.size) == 0)
-                slot = s;
-        if (slot == M_COUNT)
-            return VF_IPC_ERR_UNKNOWN_FIELD;
-        *field = meta_keys[slot];
-        if (seen & (1u << slot))
-            return VF_IPC_ERR_DUPLICATE;
-        seen |= 1u << slot;
-        vf_ipc_err err = set_field(m, slot, &map->ptr[i].val);
-        if (err != VF_IPC_OK)
-            return err;
-        *field = "";
-    }
-    /* The sizes and the extraction used are always known to a worker that
-     * sends meta at all. */
-    static const size_t required[] = { M_PAGE_CHARS, M_MAIN_CHARS, M_EXTRACT };
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-        if (!(seen & (1u << required[i]))) {
-            *field = meta_keys[required[i]];
-            return VF_IPC_ERR_MISSING;
-        }
-    }
-    return VF_IPC_OK;
+    vf_ipc_err err = ipc_walk_map(&o->via.map, meta_keys, M_COUNT, &seen, set_field, m, field);
+    if (err == VF_IPC_OK)
+        err = ipc_require(seen, meta_keys, M_COUNT, META_REQUIRED, field);
+    return err;
 }
 
 vf_ipc_err vf_page_meta_unpack(const msgpack_object *o, vf_page_meta **out, const char **field)
@@ -319,7 +249,8 @@ bool vf_page_meta_add_signal(vf_page_meta *m, const char *token)
 {
     if (m->n_signals >= VF_META_MAX_SIGNALS || check_signal(token, strlen(token)) != VF_IPC_OK)
         return false;
-    char *copy = dup_n(token, strlen(token));
+    void *copy = NULL;
+    ipc_dup_bytes(token, strlen(token), &copy);
     char **grown = copy ? realloc(m->signals, (m->n_signals + 1) * sizeof *grown) : NULL;
     if (grown == NULL) {
         free(copy);
