@@ -7,7 +7,6 @@
  * process is scanned the same way and must contain it, which shows the scan
  * sees what it should. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +23,7 @@
 #include "broker/spawn/worker_run.h"
 #include "broker/spawn/zygote_client.h"
 #include "harness.h"
+#include "proc_inspect.h"
 #include "policy/config.h"
 
 #define CHUNK (1u << 20)
@@ -179,29 +179,22 @@ static scan scan_memory(pid_t pid)
     return s;
 }
 
-static size_t read_proc(pid_t pid, const char *what, char *buf, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    cr_assert(fd >= 0, "open %s", path);
-    ssize_t n = read(fd, buf, cap);
-    close(fd);
-    cr_assert(n >= 0);
-    return (size_t)n;
-}
-
 static void assert_clean(pid_t pid, const char *who, const char *want_cmdline, size_t cmdline_len)
 {
     scan s = scan_memory(pid);
     cr_assert_gt(s.scanned, 1u << 20, "%s: only %zu bytes readable", who, s.scanned);
     cr_assert_eq(s.hits, 0, "%s holds the key (%zu copies in %zu bytes)", who, s.hits, s.scanned);
-    char buf[512];
-    cr_assert_eq(read_proc(pid, "environ", buf, sizeof buf), 0, "%s has an environment", who);
-    size_t n = read_proc(pid, "cmdline", buf, sizeof buf);
+    size_t n = 0;
+    char *env = pi_read(pid, "environ", &n);
+    cr_assert_not_null(env, "%s: environ unreadable", who);
+    cr_assert_eq(n, 0, "%s has an environment", who);
+    free(env);
+    char *cmd = pi_read(pid, "cmdline", &n);
+    cr_assert_not_null(cmd, "%s: cmdline unreadable", who);
     cr_assert_eq(n, cmdline_len, "%s cmdline length", who);
-    cr_assert_eq(memcmp(buf, want_cmdline, n), 0, "%s cmdline", who);
-    cr_assert_null(memmem(buf, n, canary, strlen(canary)));
+    cr_assert_eq(memcmp(cmd, want_cmdline, n), 0, "%s cmdline", who);
+    cr_assert_null(memmem(cmd, n, canary, strlen(canary)));
+    free(cmd);
 }
 
 Test(no_keys, a_plain_fork_of_the_broker_would_hold_the_key)
@@ -292,35 +285,15 @@ static void *exec_hop(void *arg)
     return NULL;
 }
 
+/* The exec'd worker among this process's children, once it has exec'd. */
 static pid_t find_child_worker(void)
 {
     for (int tries = 0; tries < 300; tries++) {
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        pid_t found = -1;
-        while (d && (e = readdir(d)) != NULL && found < 0) {
-            pid_t pid = (pid_t)atoi(e->d_name);
-            if (pid <= 0)
-                continue;
-            char path[64], stat[512];
-            snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-            FILE *f = fopen(path, "re");
-            if (!f)
-                continue;
-            size_t n = fread(stat, 1, sizeof stat - 1, f);
-            fclose(f);
-            stat[n] = '\0';
-            char *rp = strrchr(stat, ')');
-            int ppid = 0;
-            char st;
-            if (strstr(stat, "(verifetch-worke") && rp && sscanf(rp + 1, " %c %d", &st, &ppid) == 2 &&
-                ppid == getpid())
-                found = pid;
-        }
-        if (d)
-            closedir(d);
-        if (found > 0)
-            return found;
+        pid_t kids[64];
+        size_t n = pi_children(getpid(), kids, 64);
+        for (size_t i = 0; i < n && i < 64; i++)
+            if (pi_is_worker(kids[i]))
+                return kids[i];
         usleep(10000);
     }
     return -1;
