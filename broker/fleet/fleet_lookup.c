@@ -9,12 +9,12 @@
 
 #include "broker/fleet/cache_control.h"
 #include "broker/fleet/cache_key.h"
+#include "broker/fleet/cache_store.h"
 #include "broker/fleet/fleet_internal.h"
 #include "ipc/ipc_frame.h"
 
 #define POLL_MS        5u       /* a fleet follower re-reads the store this often */
 #define WAIT_CAP_MS    60000u   /* never wait longer than this for another's fetch */
-#define VALUE_MAGIC    "vf1\n"
 
 enum { CACHE_HIT = 0, CACHE_MISS = 1, CACHE_BYPASS = 2 };
 static const char *const cache_names[] = { "hit", "miss", "bypass" };
@@ -67,91 +67,6 @@ static uint64_t wait_budget_ms(const vf_tenant_config *t)
     return ms < WAIT_CAP_MS ? ms : WAIT_CAP_MS;
 }
 
-/* ---- shared-store tier ------------------------------------------------- */
-
-static char *store_get(vf_fleet *f, const char *key, uint64_t now, uint64_t max_age_ms, uint64_t *fetched_at,
-                       uint64_t *expires_at)
-{
-    if (!f->st)
-        return NULL;
-    const char *argv[2] = { "GET", key };
-    redisReply *r = vf_state_command(f->st, 2, argv, NULL);
-    char *json = NULL;
-    /* "vf1\n<fetched_at ms>\n<expires_at ms>\n<ToolResult JSON>" */
-    if (r && r->type == REDIS_REPLY_STRING && r->len > 4 && memcmp(r->str, VALUE_MAGIC, 4) == 0) {
-        char *end = NULL, *end2 = NULL;
-        errno = 0;
-        unsigned long long at = strtoull(r->str + 4, &end, 10);
-        unsigned long long until = end && *end == '\n' ? strtoull(end + 1, &end2, 10) : 0;
-        if (errno == 0 && end2 && *end2 == '\n' && now < until && (now < at || now - at <= max_age_ms)) {
-            *fetched_at = at;
-            *expires_at = until;
-            json = strndup(end2 + 1, r->len - (size_t)(end2 + 1 - r->str));
-        }
-    }
-    if (r)
-        freeReplyObject(r);
-    return json;
-}
-
-static void store_put(vf_fleet *f, const char *key, const char *json, size_t len, uint64_t fetched_at,
-                      unsigned ttl_s)
-{
-    if (!f->st)
-        return;
-    char head[64];
-    int hn = snprintf(head, sizeof head, VALUE_MAGIC "%" PRIu64 "\n%" PRIu64 "\n", fetched_at,
-                      (uint64_t)(fetched_at + 1000ull * ttl_s));
-    char *value = malloc((size_t)hn + len);
-    if (!value)
-        return;
-    memcpy(value, head, (size_t)hn);
-    memcpy(value + hn, json, len);
-    char ttl[16];
-    snprintf(ttl, sizeof ttl, "%u", ttl_s);
-    const char *argv[5] = { "SET", key, value, "EX", ttl };
-    size_t lens[5] = { 3, strlen(key), (size_t)hn + len, 2, strlen(ttl) };
-    redisReply *r = vf_state_command(f->st, 5, argv, lens);
-    if (r)
-        freeReplyObject(r);
-    free(value);
-}
-
-/* 1 = this pod fetches (lock held or no store), 0 = another pod holds it. */
-static int store_lock(vf_fleet *f, const char *lock_key, uint64_t ms)
-{
-    if (!f->st)
-        return 1;
-    char px[24];
-    snprintf(px, sizeof px, "%" PRIu64, ms);
-    const char *argv[6] = { "SET", lock_key, "1", "NX", "PX", px };
-    redisReply *r = vf_state_command(f->st, 6, argv, NULL);
-    int mine = !r || r->type == REDIS_REPLY_STATUS;   /* store down: fetch ourselves */
-    if (r)
-        freeReplyObject(r);
-    return mine;
-}
-
-static void store_unlock(vf_fleet *f, const char *lock_key)
-{
-    if (!f->st)
-        return;
-    const char *argv[2] = { "DEL", lock_key };
-    redisReply *r = vf_state_command(f->st, 2, argv, NULL);
-    if (r)
-        freeReplyObject(r);
-}
-
-static bool store_locked(vf_fleet *f, const char *lock_key)
-{
-    const char *argv[2] = { "EXISTS", lock_key };
-    redisReply *r = vf_state_command(f->st, 2, argv, NULL);
-    bool held = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    if (r)
-        freeReplyObject(r);
-    return held;
-}
-
 static void sleep_ms(unsigned ms)
 {
     struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
@@ -166,11 +81,11 @@ static char *await_other_pod(vf_fleet *f, const char *key, const char *lock_key,
     int64_t deadline = vf_now_ms() + (int64_t)budget_ms;
     while (vf_now_ms() < deadline) {
         sleep_ms(POLL_MS);
-        char *json = store_get(f, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
+        char *json = vf_cache_store_get(f->st, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
         if (json)
             return json;
-        if (!store_locked(f, lock_key))
-            return store_get(f, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
+        if (!vf_cache_store_locked(f->st, lock_key))
+            return vf_cache_store_get(f->st, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
     }
     return NULL;
 }
@@ -279,20 +194,15 @@ static char *cached(vf_fleet *f, const vf_tenant_config *t, const char *key, uin
                     uint64_t *fetched_at)
 {
     uint64_t now = vf_fleet_wall_ms();
-    char *json = vf_lru_get(f->lru, t->name, key, now, max_age_ms, fetched_at);
-    if (json)
-        return json;
-    uint64_t expires_at = 0;
-    json = store_get(f, key, now, max_age_ms, fetched_at, &expires_at);
-    if (json)   /* kept locally for the rest of its life */
-        vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, strlen(json), *fetched_at, expires_at);
-    return json;
+    return vf_lru_get(f->lru, t->name, key, now, max_age_ms, fetched_at);
 }
 
-/* Fetch and store when cacheable. */
+/* Fetch and store when cacheable; the fleet lock (lock_key, NULL when not
+ * held) is dropped in the same trip as the store, or alone. */
 static json_t *fetch(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
-                     vf_lookup_fn run, const char *key, bool may_store, uint64_t *fetched_at)
+                     vf_lookup_fn run, const char *key, const char *lock_key, uint64_t *fetched_at)
 {
+    bool unlocked = false;
     char *cache_control = NULL;
     *fetched_at = vf_fleet_wall_ms();
     json_t *result = run(b, t, req, &cache_control);
@@ -300,18 +210,21 @@ static json_t *fetch(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t,
     vf_cache_control_parse(cache_control, &cc);
     free(cache_control);
     unsigned ttl = vf_cache_control_ttl(&cc, t->cache.max_ttl_s);
-    if (result && may_store && ttl > 0 && succeeded(result)) {
+    if (result && ttl > 0 && succeeded(result)) {
         char *json = json_dumps(result, JSON_COMPACT);
         if (json) {
             size_t len = strlen(json);
             if (len <= VF_LRU_MAX_VALUE) {
                 vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, len, *fetched_at,
                            *fetched_at + 1000ull * ttl);
-                store_put(f, key, json, len, *fetched_at, ttl);
+                vf_cache_store_put(f->st, key, lock_key, json, len, *fetched_at, ttl);
+                unlocked = true;
             }
             free(json);
         }
     }
+    if (!unlocked)
+        vf_cache_store_unlock(f->st, lock_key);
     return result;
 }
 
@@ -353,21 +266,21 @@ json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_
     }
     bool locked = false;
     if (led && f->st) {
-        locked = store_lock(f, lock_key, budget) == 1;
-        if (!locked) {
-            uint64_t expires_at = 0;
-            char *json = await_other_pod(f, key, lock_key, budget, &fetched_at, &expires_at);
-            if (json) {
-                vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, strlen(json), fetched_at, expires_at);
-                flight_finish(f, led);
-                return served(f, b, t, json, fetched_at, started);
-            }
-            free(json);
+        /* One trip: the fleet's value, or else the fleet's fetch lock. */
+        char *json = NULL;
+        uint64_t expires_at = 0;
+        vf_cache_claim claim = vf_cache_store_claim(f->st, key, lock_key, vf_fleet_wall_ms(), max_age_ms, budget,
+                                                    &json, &fetched_at, &expires_at);
+        if (claim == VF_CLAIM_BUSY)
+            json = await_other_pod(f, key, lock_key, budget, &fetched_at, &expires_at);
+        if (json) {   /* kept locally for the rest of its life */
+            vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, strlen(json), fetched_at, expires_at);
+            flight_finish(f, led);
+            return served(f, b, t, json, fetched_at, started);
         }
+        locked = claim == VF_CLAIM_LOCKED;
     }
-    json_t *result = fetch(f, b, t, req, run, key, true, &fetched_at);
-    if (locked)
-        store_unlock(f, lock_key);
+    json_t *result = fetch(f, b, t, req, run, key, locked ? lock_key : NULL, &fetched_at);
     flight_finish(f, led);
     int kind = may_read ? CACHE_MISS : CACHE_BYPASS;
     vf_fleet_mark_receipt(result, cache_names[kind], fetched_at);

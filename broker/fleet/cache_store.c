@@ -1,0 +1,147 @@
+/* Shared-store tier of the lookup cache (cache_store.h). A value is
+ * "vf1\n<fetched_at ms>\n<expires_at ms>\n<ToolResult JSON>". */
+#include "broker/fleet/cache_store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VALUE_MAGIC "vf1\n"
+
+/* KEYS: value, lock. ARGV: lock ms. {1, value} | {2} locked | {0} busy. */
+static vf_state_script claim_script = { .source =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v then return {1, v} end\n"
+    "if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return {2} end\n"
+    "return {0}\n" };
+
+/* KEYS: value [, lock]. ARGV: value, ttl s. */
+static vf_state_script put_script = { .source =
+    "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
+    "if KEYS[2] then redis.call('DEL', KEYS[2]) end\n"
+    "return 1\n" };
+
+/* The JSON of a stored value when usable at now for max_age_ms, else NULL. */
+static char *parse_value(const char *s, size_t n, uint64_t now, uint64_t max_age_ms, uint64_t *fetched_at,
+                         uint64_t *expires_at)
+{
+    if (n <= 4 || memcmp(s, VALUE_MAGIC, 4) != 0)
+        return NULL;
+    /* The reply is NUL-terminated by hiredis, so strtoull stops in bounds. */
+    char *end = NULL, *end2 = NULL;
+    errno = 0;
+    unsigned long long at = strtoull(s + 4, &end, 10);
+    unsigned long long until = end && *end == '\n' ? strtoull(end + 1, &end2, 10) : 0;
+    if (errno != 0 || !end2 || *end2 != '\n' || now >= until || (now >= at && now - at > max_age_ms))
+        return NULL;
+    *fetched_at = at;
+    *expires_at = until;
+    return strndup(end2 + 1, n - (size_t)(end2 + 1 - s));
+}
+
+char *vf_cache_store_get(vf_state *st, const char *key, uint64_t now, uint64_t max_age_ms, uint64_t *fetched_at,
+                         uint64_t *expires_at)
+{
+    if (!st)
+        return NULL;
+    const char *argv[2] = { "GET", key };
+    redisReply *r = vf_state_command(st, 2, argv, NULL);
+    char *json = r && r->type == REDIS_REPLY_STRING
+                     ? parse_value(r->str, r->len, now, max_age_ms, fetched_at, expires_at) : NULL;
+    if (r)
+        freeReplyObject(r);
+    return json;
+}
+
+/* 1 = this pod fetches (lock taken, or no store), 0 = another pod holds it. */
+static int take_lock(vf_state *st, const char *lock_key, uint64_t ms)
+{
+    char px[24];
+    snprintf(px, sizeof px, "%" PRIu64, ms);
+    const char *argv[6] = { "SET", lock_key, "1", "NX", "PX", px };
+    redisReply *r = vf_state_command(st, 6, argv, NULL);
+    int mine = !r || r->type == REDIS_REPLY_STATUS;   /* store down: fetch ourselves */
+    if (r)
+        freeReplyObject(r);
+    return mine;
+}
+
+vf_cache_claim vf_cache_store_claim(vf_state *st, const char *key, const char *lock_key, uint64_t now,
+                                    uint64_t max_age_ms, uint64_t lock_ms, char **json, uint64_t *fetched_at,
+                                    uint64_t *expires_at)
+{
+    *json = NULL;
+    if (!st)
+        return VF_CLAIM_LOCKED;
+    char px[24];
+    snprintf(px, sizeof px, "%" PRIu64, lock_ms);
+    const char *argv[3] = { key, lock_key, px };
+    redisReply *r = vf_state_eval(st, &claim_script, 2, 3, argv, NULL);
+    if (!r)
+        return VF_CLAIM_LOCKED;
+    vf_cache_claim claim = VF_CLAIM_LOCKED;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_INTEGER) {
+        long long tag = r->element[0]->integer;
+        if (tag == 0)
+            claim = VF_CLAIM_BUSY;
+        else if (tag == 1 && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING) {
+            *json = parse_value(r->element[1]->str, r->element[1]->len, now, max_age_ms, fetched_at, expires_at);
+            /* A value too old for this caller: it needs the lock like a miss (a second, rare trip). */
+            claim = *json ? VF_CLAIM_HIT : (take_lock(st, lock_key, lock_ms) ? VF_CLAIM_LOCKED : VF_CLAIM_BUSY);
+        }
+    }
+    freeReplyObject(r);
+    return claim;
+}
+
+void vf_cache_store_put(vf_state *st, const char *key, const char *lock_key, const char *json, size_t len,
+                        uint64_t fetched_at, unsigned ttl_s)
+{
+    if (!st)
+        return;
+    char head[64];
+    int hn = snprintf(head, sizeof head, VALUE_MAGIC "%" PRIu64 "\n%" PRIu64 "\n", fetched_at,
+                      (uint64_t)(fetched_at + 1000ull * ttl_s));
+    char *value = malloc((size_t)hn + len);
+    if (!value) {
+        vf_cache_store_unlock(st, lock_key);
+        return;
+    }
+    memcpy(value, head, (size_t)hn);
+    memcpy(value + hn, json, len);
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%u", ttl_s);
+    int nkeys = lock_key ? 2 : 1;
+    const char *argv[4] = { key, lock_key, value, ttl };
+    size_t lens[4] = { strlen(key), lock_key ? strlen(lock_key) : 0, (size_t)hn + len, strlen(ttl) };
+    if (!lock_key) {   /* shift the args over the absent key */
+        argv[1] = value; lens[1] = lens[2];
+        argv[2] = ttl; lens[2] = lens[3];
+    }
+    redisReply *r = vf_state_eval(st, &put_script, nkeys, nkeys + 2, argv, lens);
+    if (r)
+        freeReplyObject(r);
+    free(value);
+}
+
+void vf_cache_store_unlock(vf_state *st, const char *lock_key)
+{
+    if (!st || !lock_key)
+        return;
+    const char *argv[2] = { "DEL", lock_key };
+    redisReply *r = vf_state_command(st, 2, argv, NULL);
+    if (r)
+        freeReplyObject(r);
+}
+
+bool vf_cache_store_locked(vf_state *st, const char *lock_key)
+{
+    const char *argv[2] = { "EXISTS", lock_key };
+    redisReply *r = vf_state_command(st, 2, argv, NULL);
+    bool held = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r)
+        freeReplyObject(r);
+    return held;
+}
