@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "broker/judge/safe_text.h"
 #include "ipc/ipc_messages.h"
 
 static int fail(vf_request_error *err, const char *field, const char *msg)
@@ -200,8 +201,10 @@ int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_re
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!root) {
         err->field[0] = '\0';
-        snprintf(err->message, sizeof err->message, "body is not valid JSON: %s (line %d, column %d)",
-                 jerr.text, jerr.line, jerr.column);
+        char why[sizeof jerr.text];
+        vf_ascii_line(jerr.text, strlen(jerr.text), why, sizeof why); /* jansson may quote a token */
+        snprintf(err->message, sizeof err->message, "body is not valid JSON: %s (line %d, column %d)", why,
+                 jerr.line, jerr.column);
         return -1;
     }
     int rc = 0;
@@ -225,8 +228,10 @@ int vf_request_parse(const char *body, size_t len, vf_lookup_request *out, vf_re
         else if (strcmp(key, "max_age_s") == 0)
             rc = take_max_age(value, out, err);
         else if ((rc = take_render_field(key, value, out, err)) > 0) {
-            snprintf(err->field, sizeof err->field, "%.64s", key);
-            snprintf(err->message, sizeof err->message, "unknown field '%.64s'", key);
+            /* The caller's name, escaped to printable ASCII and cut between
+             * characters: a byte cut mid-UTF-8 would make the answer invalid. */
+            vf_ascii_line(key, strlen(key), err->field, sizeof err->field);
+            snprintf(err->message, sizeof err->message, "unknown field '%s'", err->field);
             rc = -1;
         }
         if (rc != 0)

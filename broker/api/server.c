@@ -17,6 +17,7 @@
 #include "broker/api/lookup_log.h"
 #include "broker/api/metrics.h"
 #include "broker/api/request.h"
+#include "broker/api/request_framing.h"
 #include "broker/api/tool_spec.h"
 #include "broker/api/tool_spec_format.h"
 #include "broker/api/unix_listener.h"
@@ -220,7 +221,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         ctx->server = s;
         atomic_fetch_add(&s->in_flight, 1);
         *con_cls = ctx;
-        return MHD_YES;
+        const char *framing = vf_request_framing_problem(c);
+        return framing ? send_error(c, MHD_HTTP_BAD_REQUEST, "", framing) : MHD_YES;
     }
     if (*upload_size > 0) {
         /* Keep reading past the cap (so the client gets an answer) but store nothing. */

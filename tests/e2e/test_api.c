@@ -3,6 +3,9 @@
 #include "test_common.h"
 
 #include <criterion/parameterized.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 TestSuite(api, .init = hx_setup, .fini = hx_teardown, .timeout = 30);
 
@@ -122,6 +125,12 @@ static const bad_case bad_cases[] = {
     { "{\"url\": \"http://127.0.0.1/\", \"max_attempts\": true}", "max_attempts" },
     { "{\"url\": \"http://127.0.0.1/\", \"provider\": \"fetcher\"}", "provider" },
     { "{\"url\": \"http://127.0.0.1/\", \"timeout_ms\": 1}", "timeout_ms" },
+    /* Issue 13 item 15: a long unknown name ending in a two-byte character
+     * was cut mid-character and answered 500 "broker out of memory". */
+    { "{\"url\": \"http://127.0.0.1/\", \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u00e9\": 1}",
+      NULL },
+    { "{\"url\": \"http://127.0.0.1/\", \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\": 1}",
+      NULL },
 };
 #define N_BAD (sizeof bad_cases / sizeof bad_cases[0])
 
@@ -166,6 +175,46 @@ Test(api, oversized_body_is_rejected)
               r.status, r.curl_code, r.body);
     cr_assert(json_is_object(json_object_get(r.json, "error")), "error is not JSON: %.200s", r.body);
     hx_response_free(&r);
+    tc_assert_healthy(&broker);
+}
+
+/* Sends a raw request head over the broker's socket; returns the status
+ * code of the first answer line, 0 when there was none. */
+static int raw_status(const hx_broker *b, const char *request)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    cr_assert(strlen(b->socket_path) < sizeof sa.sun_path);
+    memcpy(sa.sun_path, b->socket_path, strlen(b->socket_path) + 1);
+    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    struct timeval tv = { .tv_sec = 10 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    cr_assert_eq(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+    char answer[256] = "";
+    ssize_t n = read(fd, answer, sizeof answer - 1);
+    close(fd);
+    int status = 0;
+    if (n > 0)
+        sscanf(answer, "HTTP/1.%*d %d", &status);
+    return status;
+}
+
+/* Issue 13 item 15: a head that frames its body two ways (two
+ * Content-Lengths, or Content-Length beside chunking) is refused, not read
+ * with whichever value libmicrohttpd happens to take. */
+Test(api, ambiguous_body_framing_is_400)
+{
+    start_broker();
+    static const char *heads[] = {
+        "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 30\r\n\r\n",
+        "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\ncontent-length: 0\r\n\r\n",
+        "GET /v1/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
+        "0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+        cr_assert_eq(raw_status(&broker, heads[i]), 400, "head %zu was not refused", i);
+    /* the same request framed once is answered */
+    cr_assert_eq(raw_status(&broker, "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"), 200);
     tc_assert_healthy(&broker);
 }
 
