@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 DEPS=(
   meson ninja-build pkg-config gcc clang libclang-rt-14-dev
   libcurl4-openssl-dev libseccomp-dev libmsgpack-dev libpcre2-dev libcriterion-dev
-  libmicrohttpd-dev libjansson-dev libxml2-dev libicu-dev libconfig-dev libssl-dev libutf8proc-dev
+  libmicrohttpd-dev libjansson-dev libxml2-dev libicu-dev libconfig-dev libssl-dev libutf8proc-dev libidn2-dev
   openssl ca-certificates python3 curl procps
   systemd groff-base man-db python3-yaml binutils
   libhiredis-dev redis-server

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "broker/judge/safe_text.h"
+#include "broker/lookup/url_ascii.h"
 #include "ipc/ipc_messages.h"
 
 static int fail(vf_request_error *err, const char *field, const char *msg)
@@ -52,8 +53,9 @@ static int take_url(json_t *v, vf_lookup_request *out, vf_request_error *err)
     size_t len = json_string_length(v);
     if (check_url(s, len, err) != 0)
         return -1;
-    out->url = strdup(s);
-    return out->url ? 0 : fail(err, "", "out of memory");
+    const char *why = NULL;
+    out->url = vf_url_ascii(s, &why); /* the one host spelling every rule and the worker see */
+    return out->url ? 0 : fail(err, "url", why);
 }
 
 static int take_must_contain(json_t *v, vf_lookup_request *out, vf_request_error *err)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "broker/lookup/resolve_connect.h"
+#include "broker/lookup/url_ascii.h"
 #include "broker/spawn/worker_run.h"
 #include "broker/judge/utf8_text.h"
 #include "broker/spawn/worker_slot.h"
@@ -211,6 +212,11 @@ void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
         if (uc != CURLUE_OK) {
             force(out, VF_OUTCOME_HTTP_ERROR, 0, "redirect to an invalid Location (%s)%s",
                   curl_url_strerror(uc), "");
+            break;
+        }
+        const char *why = vf_urlu_ascii_host(u); /* rules and the next worker see one spelling */
+        if (why) {
+            force(out, VF_OUTCOME_HTTP_ERROR, 0, "redirect refused: %s%s", why, "");
             break;
         }
     }

@@ -171,3 +171,49 @@ Test(egress_rules, name_rules_apply_to_redirect_hops)
     cr_assert_eq(denials("tenant_deny_host"), 1, "a denied hop is an egress denial too");
     cr_assert_eq(denials("rfc1918"), 1);
 }
+
+/* Issue 13 item 13: the broker judges the one ASCII (UTS-46) spelling of a
+ * host, the one the worker would connect to. Before, "bücher.test" and its
+ * other spellings slipped past a deny_hosts rule naming the xn-- form (and
+ * failed later as a DNS error). Redirect hops are normalised the same way. */
+Test(egress_rules, unicode_host_spellings_meet_deny_hosts)
+{
+    start("allow = [ \"127.0.0.1/32\" ]; deny_hosts = [ \"xn--bcher-kva.test\" ]; any_port = true;", true);
+    static const char *spellings[] = {
+        "http://b\xc3\xbc" "cher.test/",                      /* bücher.test, NFC */
+        "http://bu\xcc\x88" "cher.test/",                     /* u + combining diaeresis */
+        "http://B\xc3\x9c" "CHER.TEST/",                      /* BÜCHER.TEST */
+        "http://\xef\xbd\x82\xc3\xbc\xef\xbd\x83\xef\xbd\x88\xef\xbd\x85\xef\xbd\x92"
+        "\xef\xbc\x8e\xef\xbd\x94\xef\xbd\x85\xef\xbd\x93\xef\xbd\x94/", /* fullwidth, fullwidth dot */
+        "http://b%C3%BCcher.test/",                           /* percent-encoded */
+    };
+    for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++)
+        expect_denied(spellings[i], "tenant_deny_host", "xn--bcher-kva.test");
+    cr_assert_eq(denials("tenant_deny_host"), 5);
+
+    hx_origin origin;
+    hx_origin_start(&origin, NULL, NULL);
+    char url[512];
+    hx_origin_url(&origin, false, "/redirect?to=http://b%25C3%25BCcher.test/", url, sizeof url);
+    hx_response r = pol_lookup(&broker, url, NULL);
+    hx_receipt_expect e = {
+        .ok = false, .url = url, .max_attempts = -1, .providers_available = 1,
+        .failure_reason = "all_providers_failed", .n_attempts = 1,
+        .attempts = { { .provider = "direct", .outcome = "transport_error", .http_status = HX_ANY,
+                        .detail_all = { "egress denied", "(rule tenant_deny_host)" } } },
+    };
+    free(hx_check_tool_result(&r, &e));
+    hx_response_free(&r);
+    cr_assert_eq(denials("tenant_deny_host"), 6);
+}
+
+/* A host with no valid UTS-46 form is refused at the door. */
+Test(egress_rules, host_without_ascii_form_is_400)
+{
+    start("any_port = true;", false);
+    const char body[] = "{\"url\": \"http://b\xef\xbf\xbd.test/\"}";   /* U+FFFD is disallowed */
+    hx_response r = hx_request(&broker.hx, "POST", "/v1/lookup", body, strlen(body));
+    cr_assert_eq(r.status, 400, "HTTP %ld: %s", r.status, r.body);
+    cr_assert(strstr(r.body, "\"url\""), "%s", r.body);
+    hx_response_free(&r);
+}
