@@ -1,9 +1,13 @@
 /* Exact-value scrubbing of configured secrets.
  *
  * Each secret is searched for in the forms it takes when it leaks:
- *  - raw and URL-encoded: one "flex" comparison accepts, per byte, the byte
- *    itself, %XX in either hex case, or '+' for a space, so every encoder's
- *    choice of what to escape is covered by a single needle;
+ *  - raw, URL-encoded and every other spelling of secret_spelling.h: one
+ *    "flex" comparison accepts, per byte, the byte itself, %XX, '+' for a
+ *    space, \xXX, \u00XX, an HTML entity or an NFKC look-alike (fullwidth,
+ *    mathematical letters...), with line breaks and zero-width characters
+ *    between characters skipped, so every encoder's (or evader's) choice of
+ *    what to escape is covered by a single needle;
+ *  - hex, upper or lower case (a key dumped as bytes);
  *  - base64 (standard and URL-safe alphabet, any padding), also when the
  *    secret sits inside a longer encoded value such as HTTP Basic
  *    "user:SECRET": the secret can start at any of three byte alignments
@@ -15,6 +19,8 @@
  * shared scan (redact_scan.c) asks here only where a form may begin. */
 #include "broker/judge/redact_secrets.h"
 
+#include "broker/judge/secret_spelling.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,10 +30,13 @@
 /* Below this many fixed characters an embedded base64 needle would hit
  * ordinary words; shorter secrets are matched as standalone base64 only. */
 #define B64_INNER_MIN 6
+/* Hex of a shorter secret is too likely to be some other hex. */
+#define HEX_SECRET_MIN 8
 
 typedef enum {
     FORM_FLEX,      /* raw or URL-encoded */
-    FORM_LITERAL,   /* raw, for secrets that themselves contain '%' */
+    FORM_LITERAL,   /* raw, for secrets that themselves contain an escape character */
+    FORM_HEX,       /* lowercase hex of the secret, matched in any case */
     FORM_B64_INNER, /* fixed inner characters; hit extends over the run */
     FORM_B64_WHOLE, /* complete unpadded encoding, must stand alone */
 } form_kind;
@@ -47,17 +56,6 @@ struct vf_secret_set {
 
 static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 static bool is_b64_char(unsigned char c)
 {
@@ -130,54 +128,100 @@ static void mark_prefix(vf_secret_set *s, const unsigned char *b, size_t len)
         vf_trigset_add_all(&s->starts);
 }
 
-/* Ways byte c can appear in URL-encoded text: itself, '+' for a space, and
- * %XX with each hex letter in either case. Returns the count (<= 6). */
-static size_t encodings(unsigned char c, unsigned char out[6][3], size_t lens[6])
+typedef struct {
+    unsigned char s[192][4];
+    size_t len[192];
+    size_t n;
+} spelling_list;
+
+static void collect(void *ctx, const unsigned char *sp, size_t len)
 {
-    static const char up[] = "0123456789ABCDEF", lo[] = "0123456789abcdef";
-    size_t n = 0;
-    out[n][0] = c, lens[n++] = 1;
-    if (c == ' ')
-        out[n][0] = '+', lens[n++] = 1;
-    for (int hi = 0; hi < 2; hi++)
-        for (int lw = 0; lw < 2; lw++) {
-            unsigned char h = (unsigned char)(hi ? lo : up)[c >> 4], l = (unsigned char)(lw ? lo : up)[c & 15];
-            bool dup = false;
-            for (size_t k = 1; k < n; k++)
-                dup |= lens[k] == 3 && out[k][1] == h && out[k][2] == l;
-            if (!dup)
-                out[n][0] = '%', out[n][1] = h, out[n][2] = l, lens[n++] = 3;
-        }
-    return n;
+    spelling_list *l = ctx;
+    if (l->n < sizeof l->s / sizeof l->s[0]) {
+        size_t take = len < 3 ? len : 3; /* only prefixes are needed */
+        memcpy(l->s[l->n], sp, take);
+        l->len[l->n++] = take;
+    }
 }
 
-/* Every 3-byte prefix a flex match of sec can start with. */
-static void mark_flex_prefixes(vf_secret_set *s, const unsigned char *sec, size_t n, size_t k,
-                               unsigned char prefix[3], size_t plen)
+typedef struct {
+    vf_secret_set *set;
+    const unsigned char *sec;
+    size_t n;
+    spelling_list *spellings; /* per secret byte, for the first three */
+    spelling_list *gaps;
+} prefix_walk;
+
+/* Every 3-byte prefix a flex match of sec can start with: spellings of
+ * byte k, and from the second character on, gap pieces before it. */
+static void mark_flex_prefixes(const prefix_walk *w, size_t k, unsigned char prefix[3], size_t plen)
 {
-    if (plen >= 3 || k == n) {
-        mark_prefix(s, prefix, plen);
+    if (plen >= 3 || k == w->n) {
+        mark_prefix(w->set, prefix, plen);
         return;
     }
-    unsigned char enc[6][3];
-    size_t lens[6], count = encodings(sec[k], enc, lens);
-    for (size_t e = 0; e < count; e++) {
+    const spelling_list *l = &w->spellings[k];
+    for (size_t e = 0; e < l->n; e++) {
         unsigned char next[3];
         memcpy(next, prefix, plen);
-        size_t take = lens[e] < 3 - plen ? lens[e] : 3 - plen;
-        memcpy(next + plen, enc[e], take);
-        mark_flex_prefixes(s, sec, n, k + 1, next, plen + take);
+        size_t take = l->len[e] < 3 - plen ? l->len[e] : 3 - plen;
+        memcpy(next + plen, l->s[e], take);
+        mark_flex_prefixes(w, k + 1, next, plen + take);
     }
+    for (size_t g = 0; k > 0 && g < w->gaps->n; g++) {
+        unsigned char next[3];
+        memcpy(next, prefix, plen);
+        size_t take = w->gaps->len[g] < 3 - plen ? w->gaps->len[g] : 3 - plen;
+        memcpy(next + plen, w->gaps->s[g], take);
+        mark_flex_prefixes(w, k, next, plen + take);
+    }
+}
+
+static bool mark_flex(vf_secret_set *s, const unsigned char *sec, size_t n)
+{
+    size_t first = n < 3 ? n : 3;
+    spelling_list *lists = calloc(first + 1, sizeof *lists);
+    if (!lists)
+        return false;
+    for (size_t k = 0; k < first; k++)
+        vf_spellings_of(sec[k], collect, &lists[k]);
+    vf_gap_pieces(collect, &lists[first]);
+    prefix_walk w = { s, sec, n, lists, &lists[first] };
+    unsigned char prefix[3];
+    mark_flex_prefixes(&w, 0, prefix, 0);
+    free(lists);
+    return true;
+}
+
+/* Lowercase hex, and its first three characters in every case. */
+static bool add_hex(vf_secret_set *s, const unsigned char *sec, size_t n)
+{
+    static const char lo[] = "0123456789abcdef";
+    unsigned char *hex = malloc(2 * n);
+    if (!hex)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        hex[2 * i] = (unsigned char)lo[sec[i] >> 4], hex[2 * i + 1] = (unsigned char)lo[sec[i] & 15];
+    bool ok = add_needle(s, hex, 2 * n, FORM_HEX);
+    for (unsigned mask = 0; ok && mask < 8; mask++) {
+        unsigned char p[3];
+        for (int j = 0; j < 3; j++)
+            p[j] = (mask >> j & 1) && hex[j] >= 'a' ? (unsigned char)(hex[j] - 'a' + 'A') : hex[j];
+        mark_prefix(s, p, 3);
+    }
+    free(hex);
+    return ok;
 }
 
 static bool add_secret(vf_secret_set *s, const unsigned char *sec, size_t n)
 {
-    if (!add_needle(s, sec, n, FORM_FLEX))
+    if (!add_needle(s, sec, n, FORM_FLEX) || !mark_flex(s, sec, n))
         return false;
-    unsigned char prefix[3];
-    mark_flex_prefixes(s, sec, n, 0, prefix, 0);
     /* The raw form is one of the flex prefixes, so LITERAL needs no marks. */
-    if (memchr(sec, '%', n) && !add_needle(s, sec, n, FORM_LITERAL))
+    bool escapes = memchr(sec, '%', n) || memchr(sec, '\\', n) || memchr(sec, '&', n);
+    if (escapes && !add_needle(s, sec, n, FORM_LITERAL))
+        return false;
+    if (n >= HEX_SECRET_MIN && !add_hex(s, sec, n))
         return false;
     unsigned char *enc = malloc(n * 4 / 3 + 8);
     if (!enc)
@@ -251,25 +295,29 @@ size_t vf_secret_set_count(const vf_secret_set *s)
     return s ? s->n_secrets : 0;
 }
 
-/* Length of text matching sec with each byte raw, %XX or '+' for space; 0 if none. */
+/* Length of text spelling sec (secret_spelling.h); 0 if none. */
 static size_t match_flex(const unsigned char *t, size_t avail, const unsigned char *sec, size_t n)
 {
     size_t j = 0;
     for (size_t k = 0; k < n; k++) {
-        if (j >= avail)
+        if (k > 0)
+            j += vf_spelling_gap(t + j, avail - j);
+        size_t m = vf_spelled_byte(t + j, avail - j, sec[k]);
+        if (m == 0)
             return 0;
-        unsigned char c = t[j];
-        if (c == '%' && avail - j >= 3 && hexval(t[j + 1]) >= 0 && hexval(t[j + 2]) >= 0) {
-            if ((unsigned)(hexval(t[j + 1]) << 4 | hexval(t[j + 2])) != sec[k])
-                return 0;
-            j += 3;
-        } else if (c == sec[k] || (c == '+' && sec[k] == ' ')) {
-            j++;
-        } else {
-            return 0;
-        }
+        j += m;
     }
     return j;
+}
+
+static bool hex_equal(const unsigned char *t, const unsigned char *lower_hex, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = t[i] >= 'A' && t[i] <= 'F' ? (unsigned char)(t[i] - 'A' + 'a') : t[i];
+        if (c != lower_hex[i])
+            return false;
+    }
+    return true;
 }
 
 /* Does needle nd match at t[i]? On success [*start, *end) is what to redact.
@@ -283,6 +331,11 @@ static bool match_at(const needle *nd, const unsigned char *t, size_t len, size_
         *start = i;
         *end = i + m;
         return m > 0;
+    }
+    if (nd->form == FORM_HEX) {
+        *start = i;
+        *end = i + nd->len;
+        return nd->len <= avail && hex_equal(t + i, nd->bytes, nd->len);
     }
     if (nd->len > avail || memcmp(t + i, nd->bytes, nd->len) != 0)
         return false;

@@ -13,9 +13,10 @@ build() {
   clang "${CFLAGS[@]}" "$@" -o "$OUT/$name"
 }
 build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/*.c $(pkg-config --cflags --libs msgpack)
-build fuzz_redact tests/text/fuzz_redact.c broker/judge/redact*.c broker/judge/classify.c broker/judge/utf8_text.c \
+build fuzz_redact tests/text/fuzz_redact.c broker/judge/redact*.c broker/judge/secret_spelling.c broker/judge/classify.c broker/judge/utf8_text.c \
   broker/judge/wall.c broker/judge/wall_judge.c broker/judge/wall_phrases*.c broker/judge/text_fold.c -lpcre2-8 -lutf8proc
-build fuzz_redact_linear tests/text/fuzz_redact_linear.c $(ls broker/judge/redact*.c | grep -v redact_page) -lpcre2-8
+build fuzz_redact_linear tests/text/fuzz_redact_linear.c $(ls broker/judge/redact*.c | grep -v redact_page) \
+  broker/judge/secret_spelling.c -lpcre2-8 -lutf8proc
 build fuzz_request tests/fuzz/fuzz_request.c broker/api/request.c broker/judge/safe_text.c broker/lookup/url_ascii.c \
   policy/host_idna.c $(pkg-config --cflags --libs jansson libcurl libidn2)
 build fuzz_html tests/fuzz/fuzz_html.c worker/content/*.c ipc/ipc_page_meta.c ipc/ipc_decode.c ipc/ipc_rules.c \

@@ -541,3 +541,109 @@ Test(redact_threads, shared_redactor_gives_same_answers)
     }
     vf_redactor_free(r);
 }
+
+/* ---- issue 13 item 16: evasive spellings of a configured key ---- */
+
+#define KEY16 "sk-Live_9f8e7d6c5b4a"
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80)
+        return (size_t)(o[0] = (char)cp, 1);
+    if (cp < 0x800)
+        return (size_t)(o[0] = (char)(0xC0 | cp >> 6), o[1] = (char)(0x80 | (cp & 63)), 2);
+    if (cp < 0x10000)
+        return (size_t)(o[0] = (char)(0xE0 | cp >> 12), o[1] = (char)(0x80 | (cp >> 6 & 63)),
+                        o[2] = (char)(0x80 | (cp & 63)), 3);
+    o[0] = (char)(0xF0 | cp >> 18), o[1] = (char)(0x80 | (cp >> 12 & 63));
+    o[2] = (char)(0x80 | (cp >> 6 & 63)), o[3] = (char)(0x80 | (cp & 63));
+    return 4;
+}
+
+/* Mathematical bold: letters and digits only; anything else stays. */
+static unsigned math_bold(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return 0x1D400 + (unsigned)(c - 'A');
+    if (c >= 'a' && c <= 'z')
+        return 0x1D41A + (unsigned)(c - 'a');
+    if (c >= '0' && c <= '9')
+        return 0x1D7CE + (unsigned)(c - '0');
+    return c;
+}
+
+/* KEY16 spelled character by character: fmt gets the byte (printf forms),
+ * or cp_of maps it to a code point written as UTF-8; sep goes between. */
+static void spell(char *out, size_t cap, const char *fmt, unsigned (*cp_of)(unsigned char), const char *sep)
+{
+    static const char key[] = KEY16;
+    size_t o = 0;
+    for (const char *k = key; *k; k++) {
+        if (k != key)
+            o += (size_t)snprintf(out + o, cap - o, "%s", sep);
+        if (cp_of)
+            o += put_utf8(out + o, cp_of((unsigned char)*k));
+        else
+            o += (size_t)snprintf(out + o, cap - o, fmt, (unsigned char)*k);
+    }
+    out[o] = '\0';
+}
+
+static unsigned fullwidth(unsigned char c)
+{
+    return c >= 0x21 && c <= 0x7E ? c + 0xFEE0u : c;
+}
+
+static unsigned same(unsigned char c)
+{
+    return c;
+}
+
+Test(redact_secrets, evasive_spellings_of_a_configured_key)
+{
+    const char *secrets[] = {KEY16};
+    vf_redactor *r = make(secrets, 1);
+    static const struct {
+        const char *label, *fmt, *sep;
+        unsigned (*cp_of)(unsigned char);
+    } forms[] = {
+        {"hex lower", "%02x", "", NULL},
+        {"hex upper", "%02X", "", NULL},
+        {"json \\u", "\\u%04x", "", NULL},
+        {"json \\u upper", "\\u%04X", "", NULL},
+        {"\\x escapes", "\\x%02x", "", NULL},
+        {"decimal entities", "&#%u;", "", NULL},
+        {"leading-zero entities", "&#000%u;", "", NULL},
+        {"hex entities, no ';'", "&#x%x", "", NULL},
+        {"uppercase hex entities", "&#X%02X;", "", NULL},
+        {"leading-zero hex entities", "&#x00%X;", "", NULL},
+        {"split by newlines", NULL, "\n", same},
+        {"split by CRLF", NULL, "\r\n", same},
+        {"zero-width spaces", NULL, "\xe2\x80\x8b", same},
+        {"soft hyphens and joiners", NULL, "\xc2\xad\xe2\x80\x8d", same},
+        {"fullwidth", NULL, "", fullwidth},
+        {"mathematical bold", NULL, "", math_bold},
+        {"fullwidth with zero-width joiners", NULL, "\xe2\x81\xa0", fullwidth},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char form[1024];
+        spell(form, sizeof form, forms[i].fmt, forms[i].cp_of, forms[i].sep);
+        expect_scrubbed(r, form, forms[i].label);
+    }
+    /* mixed spellings in one key, and a named entity for '_' */
+    expect_scrubbed(r, "s&#x6B;\\u002dＬive&lowbar;9f%38e7d6c5b4a", "mixed");
+    expect_scrubbed(r, "&#xFF53;k-Live_9f8e7d6c5b4a", "entity of a fullwidth letter");
+    /* near misses stay: one character differs, or a gap longer than allowed */
+    static const char *keep[] = {
+        "sk-Live_9f8e7d6c5b4b",
+        "&#115;k-Live_9f8e7d6c5b4&#98;",
+        "sk-Live_9f8e7d6c5b\n\n\n\n\n\n\n\n\n4a",
+        "736b2d4c6976655f3966386537643663356234",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        char *out = redact(r, keep[i]);
+        cr_expect_str_eq(out, keep[i], "near miss [%s] was changed: [%s]", keep[i], out);
+        free(out);
+    }
+    vf_redactor_free(r);
+}

@@ -34,6 +34,10 @@ static const char *const units[] = {
     "xoxb-", "xox", "sk_live_", "rk_test_a", "sk-", "sk-a", "-sk-", "eyJ", "eyJa.", "eyJa.eyJ",
     "eyJa.eyJa", ".eyJ", "-----BEGIN ", "-----BEGIN A ", "-----BEGIN RSA PRIVATE KEY-----",
     "-----END ", "%41", "%4", "Fz9-", "Fz9-secret", "RnO5", "secret-VAL",
+    /* spellings of a configured key that fail late (issue 13 item 16) */
+    "&#0000000", "&#x", "\\u00", "\\u0046", "&#70;", "&lowbar;", "\\xF",
+    "\xef\xbc\xa6\xef\xbd\x9a\xef\xbc\x99\xef\xbc\x8d", "F\xe2\x80\x8b" "z\xe2\x80\x8b" "9\xe2\x80\x8b" "-",
+    "F\nz\n9\n-\ns", "467a392d7365637265742d56414c55", "&#xFF26;",
     /* long runs of each character class */
     "a", "A", "0", "=", ".", "-", "_", "/", "+", "~", " ", "\t", "\n", "\r\n", "?", "&", "#", ";",
     ":", "@", "%", "\"", "'", "\xc3\xa9", "\xe2\x80\x8b", "\xff",
