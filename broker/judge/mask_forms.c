@@ -1,6 +1,7 @@
 #include "broker/judge/mask_forms.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,34 +81,66 @@ static int add_base64(vf_mask_forms *m, const char *s)
 
 /* Escaped spellings a provider's serializer may reflect and the worker's
  * decoder would turn back into the key: JSON ("\/", "\u002b" in either hex
- * case, as PHP and .NET emit) and HTML character references ("&#43;",
- * "&#x2b;"). Each family rewrites every non-alphanumeric byte; "\/" is also
- * tried alone because it is the common default. */
-typedef enum { ESC_JSON_SLASH, ESC_JSON_U_LOWER, ESC_JSON_U_UPPER, ESC_HTML_DEC, ESC_HTML_HEX } escape_family;
+ * case, as PHP and .NET emit) and HTML character references, decimal
+ * ("&#43;", zero-padded "&#043;" ... "&#0000043;") and hex ("&#x2b;",
+ * "&#X2B;", any mix of x/X and digit case, zero-padded to 2..7 digits).
+ * Each spelling rewrites every non-alphanumeric byte; "\/" is also tried
+ * alone because it is the common default. */
+typedef enum { ESC_JSON_SLASH, ESC_JSON_U, ESC_HTML_DEC, ESC_HTML_HEX } escape_family;
 
-static int add_escaped(vf_mask_forms *m, const char *s, escape_family fam)
+typedef struct {
+    escape_family family;
+    bool upper_x;     /* "&#X" rather than "&#x" */
+    bool upper_digits; /* "2B" rather than "2b" (JSON and hex entities) */
+    int width;        /* zero-padded digits, 0 = as few as possible */
+} escape_spelling;
+
+static size_t escape_byte(char *out, unsigned char c, const escape_spelling *e)
+{
+    switch (e->family) {
+    case ESC_JSON_SLASH: return (size_t)sprintf(out, "\\/");
+    case ESC_JSON_U: return (size_t)sprintf(out, e->upper_digits ? "\\u%04X" : "\\u%04x", c);
+    case ESC_HTML_DEC: return (size_t)sprintf(out, "&#%0*u;", e->width, c);
+    case ESC_HTML_HEX:
+        return (size_t)sprintf(out, e->upper_digits ? "&#%c%0*X;" : "&#%c%0*x;", e->upper_x ? 'X' : 'x', e->width, c);
+    }
+    return 0;
+}
+
+static int add_escaped(vf_mask_forms *m, const char *s, const escape_spelling *e)
 {
     size_t len = strlen(s);
-    char *out = malloc(len * 8 + 1);
+    char *out = malloc(len * 12 + 1);
     if (!out)
         return -1;
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (isalnum(c) || (fam == ESC_JSON_SLASH && c != '/')) {
+        if (isalnum(c) || (e->family == ESC_JSON_SLASH && c != '/'))
             out[o++] = (char)c;
-            continue;
-        }
-        switch (fam) {
-        case ESC_JSON_SLASH: o += (size_t)sprintf(out + o, "\\/"); break;
-        case ESC_JSON_U_LOWER: o += (size_t)sprintf(out + o, "\\u%04x", c); break;
-        case ESC_JSON_U_UPPER: o += (size_t)sprintf(out + o, "\\u%04X", c); break;
-        case ESC_HTML_DEC: o += (size_t)sprintf(out + o, "&#%u;", c); break;
-        case ESC_HTML_HEX: o += (size_t)sprintf(out + o, "&#x%x;", c); break;
-        }
+        else
+            o += escape_byte(out + o, c, e);
     }
     int rc = o == len ? 0 : add(m, out, o);   /* nothing escaped: the raw form has it */
     free(out);
+    return rc;
+}
+
+#define ENTITY_WIDTH_MAX 7
+
+static int add_all_escaped(vf_mask_forms *m, const char *s)
+{
+    escape_spelling e = { ESC_JSON_SLASH, false, false, 0 };
+    int rc = add_escaped(m, s, &e);
+    for (int up = 0; up < 2 && rc == 0; up++)
+        rc = add_escaped(m, s, &(escape_spelling){ ESC_JSON_U, false, up, 0 });
+    for (int w = 0; w <= ENTITY_WIDTH_MAX && rc == 0; w++) {
+        if (w == 1)
+            continue; /* "%01u" is "%u" */
+        rc = add_escaped(m, s, &(escape_spelling){ ESC_HTML_DEC, false, false, w });
+        for (int x = 0; x < 4 && rc == 0; x++)
+            rc = add_escaped(m, s, &(escape_spelling){ ESC_HTML_HEX, x & 1, x >> 1, w });
+    }
     return rc;
 }
 
@@ -120,9 +153,7 @@ int vf_mask_forms_build(vf_mask_forms *m, const char *const *secrets, size_t n_s
             continue;
         if (add(m, s, strlen(s)) != 0 || add_percent(m, s, "0123456789ABCDEF") != 0 ||
             add_percent(m, s, "0123456789abcdef") != 0 || add_base64(m, s) != 0 ||
-            add_escaped(m, s, ESC_JSON_SLASH) != 0 || add_escaped(m, s, ESC_JSON_U_LOWER) != 0 ||
-            add_escaped(m, s, ESC_JSON_U_UPPER) != 0 || add_escaped(m, s, ESC_HTML_DEC) != 0 ||
-            add_escaped(m, s, ESC_HTML_HEX) != 0) {
+            add_all_escaped(m, s) != 0) {
             vf_mask_forms_free(m);
             return -1;
         }

@@ -171,27 +171,64 @@ static void fail(vf_credential_proxy *p, const char *why)
 
 #define VF_PROXY_MAX_RESPONSE_HEAD (64u * 1024u)
 
-/* The one thing the proxy reads in a response: its coding. We asked for
+/* Where a response head ends as curl reads it: lines end at LF (a CR
+ * before it is dropped), so the head ends at the first empty line, LF or
+ * CRLF. Returns the offset just past it, 0 while it has not arrived. */
+static size_t response_head_end(const char *head, size_t len)
+{
+    for (const char *nl = head; (nl = memchr(nl, '\n', len - (size_t)(nl - head))); nl++) {
+        const char *next = nl + 1;
+        size_t left = len - (size_t)(next - head);
+        if (left >= 1 && next[0] == '\n')
+            return (size_t)(next - head) + 1;
+        if (left >= 2 && next[0] == '\r' && next[1] == '\n')
+            return (size_t)(next - head) + 2;
+    }
+    return 0;
+}
+
+/* The one thing the proxy needs from a response is its coding. We asked for
  * identity over HTTP/1.0; a provider that compresses or chunks anyway would
- * hide the key from the mask while the worker decodes it, so refuse. */
+ * hide the key from the mask while the worker decodes it, so refuse. The
+ * head is read as curl reads it (LF lines, CR optional), and anything curl
+ * might read differently from us is refused too: an interim 1xx head
+ * (curl skips it and obeys the next), a folded line, a stray CR or NUL, a
+ * line that is not "name: value". head[0..len) ends with its empty line. */
 static const char *check_response_head(const char *head, size_t len)
 {
-    const char *p = memmem(head, len, "\r\n", 2);
-    const char *end = head + len;
-    while (p && p + 2 < end) {
-        p += 2;
-        const char *le = memmem(p, (size_t)(end - p), "\r\n", 2);
-        if (!le || le == p)
+    const char *p = head, *end = head + len;
+    for (unsigned line = 0; p < end; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t ll = (size_t)(nl - p);
+        if (ll > 0 && p[ll - 1] == '\r')
+            ll--;
+        if (ll == 0)
             break;
-        const char *v;
-        size_t vl;
-        bool coding = line_is(p, (size_t)(le - p), "Content-Encoding", &v, &vl) ||
-                      line_is(p, (size_t)(le - p), "Transfer-Encoding", &v, &vl);
-        while (coding && vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-            vl--;
-        if (coding && !(vl == 0 || (vl == 8 && strncasecmp(v, "identity", 8) == 0)))
-            return "provider answered with a content or transfer coding though identity was requested";
-        p = le;
+        if (memchr(p, '\0', ll) || memchr(p, '\r', ll))
+            return "provider response head has a stray CR or NUL";
+        if (line == 0) {
+            bool http1 = ll >= 12 && (memcmp(p, "HTTP/1.0 ", 9) == 0 || memcmp(p, "HTTP/1.1 ", 9) == 0) &&
+                         p[9] >= '1' && p[9] <= '5' && p[10] >= '0' && p[10] <= '9' && p[11] >= '0' &&
+                         p[11] <= '9' && (ll == 12 || p[12] == ' ');
+            if (!http1)
+                return "provider status line is not HTTP/1.x";
+            if (p[9] == '1')
+                return "provider sent an interim 1xx head, which curl would skip";
+        } else {
+            const char *colon = memchr(p, ':', ll);
+            if (p[0] == ' ' || p[0] == '\t')
+                return "provider response head has a folded line";
+            if (!colon || colon == p || memchr(p, ' ', (size_t)(colon - p)) || memchr(p, '\t', (size_t)(colon - p)))
+                return "provider response head has a line that is not a header";
+            const char *v;
+            size_t vl;
+            bool coding = line_is(p, ll, "Content-Encoding", &v, &vl) || line_is(p, ll, "Transfer-Encoding", &v, &vl);
+            while (coding && vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+                vl--;
+            if (coding && !(vl == 0 || (vl == 8 && strncasecmp(v, "identity", 8) == 0)))
+                return "provider answered with a content or transfer coding though identity was requested";
+        }
+        p = nl + 1;
     }
     return NULL;
 }
@@ -261,10 +298,10 @@ static int pump(vf_credential_proxy *p, vf_upstream *up)
         }
         memcpy(head + head_len, buf, (size_t)n);
         head_len += (size_t)n;
-        const char *eoh = memmem(head, head_len, "\r\n\r\n", 4);
+        size_t eoh = response_head_end(head, head_len);
         if (!eoh)
             continue;
-        const char *why = check_response_head(head, (size_t)(eoh - head) + 2);
+        const char *why = check_response_head(head, eoh);
         if (why) {
             fail(p, why);
             rc = -1;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/judge/mask_forms.h"
 #include "broker/lookup/stream_mask.h"
 
 static char *run(const char *input, size_t chunk)
@@ -51,4 +52,37 @@ Test(stream_mask, leaves_other_bytes_untouched)
     char *out = run(in, 7);
     cr_assert_str_eq(out, in);
     free(out);
+}
+
+/* Issue 13 item 8: the provider-stream mask covers HTML references in
+ * upper- and lowercase hex, with "&#X", and zero-padded, decimal too. */
+Test(stream_mask, masks_every_case_and_padding_of_html_references)
+{
+    const char *secrets[] = { "ab-cd/ef" };
+    vf_mask_forms forms;
+    cr_assert_eq(vf_mask_forms_build(&forms, secrets, 1), 0);
+    static const char *spelled[] = {
+        "ab&#X2D;cd&#X2F;ef", "ab&#x2D;cd&#x2F;ef", "ab&#X2d;cd&#X2f;ef", "ab&#x002d;cd&#x002f;ef",
+        "ab&#x000002D;cd&#x000002F;ef", "ab&#045;cd&#047;ef", "ab&#0000045;cd&#0000047;ef",
+        "ab\\u002Dcd\\u002Fef",
+    };
+    for (size_t i = 0; i < sizeof spelled / sizeof spelled[0]; i++) {
+        const char *in = spelled[i];
+        vf_stream_mask m;
+        vf_stream_mask_init(&m, (const char *const *)forms.forms, forms.lens, forms.n);
+        char *out, *rest;
+        size_t out_len, rest_len;
+        cr_assert_eq(vf_stream_mask_feed(&m, in, strlen(in), &out, &out_len), 0);
+        vf_stream_mask_finish(&m, &rest, &rest_len);
+        char all[128];
+        cr_assert_lt(out_len + rest_len, sizeof all);
+        memcpy(all, out, out_len);
+        memcpy(all + out_len, rest, rest_len);
+        all[out_len + rest_len] = '\0';
+        cr_expect_eq(strspn(all, "*"), strlen(in), "[%s] became [%s]", in, all);
+        free(out);
+        free(rest);
+        vf_stream_mask_free(&m);
+    }
+    vf_mask_forms_free(&forms);
 }

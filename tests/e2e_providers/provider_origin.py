@@ -22,6 +22,11 @@ Routes:
               "\\/" as PHP's json_encode does by default
   /echo-gzip  the same text gzip-compressed, whatever Accept-Encoding said
   /leaky      an HTML article quoting credential-shaped strings next to prose
+  /echo-smuggle?how=lf|1xx|chunked
+              the echo with a coding hidden where only a CRLF-line reader
+              misses it: gzip announced on an LF-only line, gzip in the head
+              after an interim "100 Continue", or chunking (the key split
+              across chunks) announced on an LF-only line
 """
 
 import gzip
@@ -65,7 +70,7 @@ class Handler(RouteHandler):
         record += ["QRY %s=%s" % (k, v)
                    for k, v in urllib.parse.parse_qsl(parsed.query, keep_blank_values=True)]
         self.nonce = None
-        if parsed.path in ("/echo", "/echo-json", "/echo-gzip"):
+        if parsed.path in ("/echo", "/echo-json", "/echo-gzip", "/echo-smuggle"):
             self.nonce = secrets.token_hex(16)
             record.append("NONCE " + self.nonce)
         _log.write(*record)
@@ -81,6 +86,23 @@ class Handler(RouteHandler):
         self.send_body(200, "text/plain; charset=utf-8", gzip.compress(echo_text(self, self.nonce).encode()),
                        {"Content-Encoding": "gzip"})
 
+    def r_echo_smuggle(self, q):
+        text = echo_text(self, self.nonce).encode()
+        how = q.get("how", [""])[0]
+        if how == "chunked":
+            body = b"".join(b"%x\r\n%s\r\n" % (len(text[i:i + 5]), text[i:i + 5])
+                            for i in range(0, len(text), 5)) + b"0\r\n\r\n"
+            head = b"HTTP/1.1 200 OK\r\nX-Pad: a\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"
+        else:
+            body = gzip.compress(text)
+            coded = b"Content-Encoding: gzip\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(body)
+            if how == "1xx":
+                head = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n" + coded
+            else:
+                head = b"HTTP/1.1 200 OK\r\nX-Pad: a\n" + coded
+        self.wfile.write(head + body)
+        self.close_connection = True
+
     def r_leaky(self, q):
         self.send_body(200, "text/html; charset=utf-8", LEAKY_HTML.encode())
 
@@ -89,6 +111,7 @@ Handler.ROUTES = {
     "/echo": Handler.r_echo,
     "/echo-json": Handler.r_echo_json,
     "/echo-gzip": Handler.r_echo_gzip,
+    "/echo-smuggle": Handler.r_echo_smuggle,
     "/leaky": Handler.r_leaky,
 }
 

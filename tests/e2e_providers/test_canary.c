@@ -254,10 +254,10 @@ Test(canary, key_echoed_in_json_with_escaped_slashes_stays_out_of_worker)
                                "response = { mode = \"json\"; pointer = \"/data/content\"; };" });
 }
 
-/* The echo gzip-compressed although the broker asked for identity: the
- * worker's decoder would rebuild the raw key, so the credential proxy refuses
- * the response before a byte of it reaches the worker. */
-Test(canary, unrequested_gzip_is_refused_before_the_worker_sees_it)
+/* A provider answer the credential proxy must refuse before a byte of it
+ * reaches the worker, whose decoder would rebuild the raw key. endpoint is
+ * the path and query up to where "url={url}" is appended. */
+static void refused_before_the_worker(const char *endpoint, const char *detail_a, const char *detail_b)
 {
     pe_origin echo;
     pe_origin_start(&echo, NULL, 0);
@@ -269,10 +269,10 @@ Test(canary, unrequested_gzip_is_refused_before_the_worker_sees_it)
     char *providers = NULL;
     cr_assert(asprintf(&providers,
                        "{ name = \"echo\"; kind = \"http_api\";\n"
-                       "  endpoint = \"http://127.0.0.1:%d/echo-gzip?url={url}\";\n"
+                       "  endpoint = \"http://127.0.0.1:%d%surl={url}\";\n"
                        "  credential = { header = \"Authorization\"; format = \"Bearer {key}\"; "
                        "key_file = \"%s\"; }; }",
-                       echo.port, key_path) > 0);
+                       echo.port, endpoint, key_path) > 0);
     hx_broker_opts o;
     hx_broker_opts_default(&o);
     o.providers = providers;
@@ -283,7 +283,7 @@ Test(canary, unrequested_gzip_is_refused_before_the_worker_sees_it)
         .ok = false, .url = TARGET_URL, .max_attempts = -1, .ceiling = 4,
         .providers_available = 1, .n_attempts = 1, .failure_reason = "all_providers_failed",
         .attempts = { { .provider = "echo", .outcome = "transport_error", .http_status = HX_ANY,
-                        .detail_all = { "coding", "identity" } } },
+                        .detail_all = { detail_a, detail_b } } },
     };
     char *text = hx_check_tool_result(&r, &e);
     assert_no_key(&forms, &r, text);
@@ -297,4 +297,28 @@ Test(canary, unrequested_gzip_is_refused_before_the_worker_sees_it)
     free(providers);
     pe_forms_free(&forms);
     hx_response_free(&r);
+}
+
+/* The echo gzip-compressed although the broker asked for identity. */
+Test(canary, unrequested_gzip_is_refused_before_the_worker_sees_it)
+{
+    refused_before_the_worker("/echo-gzip?", "coding", "identity");
+}
+
+/* Issue 13 item 8: the proxy reads the head as curl will. Each of these
+ * passed the old CRLF-only reader of the first head, and curl then decoded
+ * the key for the worker. */
+Test(canary, coding_on_an_lf_only_line_is_refused)
+{
+    refused_before_the_worker("/echo-smuggle?how=lf&", "coding", "identity");
+}
+
+Test(canary, coding_after_an_interim_1xx_head_is_refused)
+{
+    refused_before_the_worker("/echo-smuggle?how=1xx&", "interim 1xx", NULL);
+}
+
+Test(canary, chunking_on_an_lf_only_line_is_refused)
+{
+    refused_before_the_worker("/echo-smuggle?how=chunked&", "coding", "identity");
 }
