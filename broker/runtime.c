@@ -10,7 +10,7 @@
 int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
 {
     memset(rt, 0, sizeof *rt);
-    if (sem_init(&rt->worker_slots, 0, max_workers) != 0)
+    if (vf_worker_slots_init(&rt->worker_slots, max_workers) != 0)
         return -1;
     rt->quota = vf_quota_new();
     rt->circuits = vf_circuit_registry_new(NULL);
@@ -53,6 +53,6 @@ void vf_runtime_destroy(vf_runtime *rt)
     vf_quota_free(rt->quota);
     vf_circuit_registry_free(rt->circuits);
     vf_metrics_free(rt->metrics);
-    sem_destroy(&rt->worker_slots);
+    vf_worker_slots_destroy(&rt->worker_slots);
     memset(rt, 0, sizeof *rt);
 }

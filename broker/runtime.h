@@ -4,15 +4,14 @@
 #ifndef VERIFETCH_RUNTIME_H
 #define VERIFETCH_RUNTIME_H
 
-#include <semaphore.h>
-
 #include "broker/api/metrics.h"
 #include "broker/api/quota.h"
+#include "broker/spawn/worker_slot.h"
 #include "policy/circuit.h"
 #include "policy/config.h"
 
 typedef struct {
-    sem_t worker_slots;            /* live workers, all tenants */
+    vf_worker_slots worker_slots;  /* live workers, all tenants; FIFO, resizable */
     vf_quota *quota;
     vf_circuit_registry *circuits;
     vf_metrics *metrics;

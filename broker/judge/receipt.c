@@ -139,6 +139,8 @@ static json_t *receipt_json(const vf_receipt_input *in, const vf_redactor *r, si
     if (in->order_reason)
         json_object_set_new(o, "provider_order_reason", json_string(in->order_reason));
     json_object_set_new(o, "thin", json_boolean(ok && in->thin));
+    if (in->queue_ms >= 0)
+        json_object_set_new(o, "queue_ms", json_integer((json_int_t)in->queue_ms));
     if (ok && vf_receipt_add_page_fields(o, in->meta, in->content_type, cut, r) != 0)
         goto oom;
     return o;

@@ -43,6 +43,7 @@ typedef struct {
     const char *content_type;        /* of the final response, or NULL */
     size_t max_chars;                /* pagination: 0 = return the whole text */
     size_t start_index;
+    long long queue_ms;              /* waited for a worker slot; < 0: not reported */
 } vf_receipt_input;
 
 /* Build the ToolResult {"status", "content": [{"json": receipt}, {"text": ...}]}.

@@ -32,6 +32,8 @@ typedef struct {
     const char *denied_rule;     /* egress rule that refused a hop (static), or NULL */
     unsigned redirects;
     vf_page_meta *meta;          /* what the worker read from an HTML page, or NULL */
+    bool local;                  /* the broker's own fault (fd or memory exhaustion,
+                                  * cancellation): never held against the provider */
 } vf_fetch_outcome;
 
 void vf_fetch_outcome_free(vf_fetch_outcome *f);

@@ -11,7 +11,6 @@
 #include "broker/lookup/url_ascii.h"
 #include "broker/spawn/worker_run.h"
 #include "broker/judge/utf8_text.h"
-#include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
 
 static void force(vf_fetch_outcome *out, vf_outcome outcome, int status, const char *fmt, const char *a,
@@ -67,7 +66,7 @@ static int hop_target_read(CURLU *u, hop_target *h)
 /* One hop: connect under policy, hand the socket to a fresh worker. Returns 0
  * with res filled, or -1 with out forced to the failure. */
 static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const hop_target *h,
-                     unsigned hop, uint32_t render, int64_t deadline_ms, vf_result *res,
+                     unsigned hop, uint32_t render, int64_t deadline_ms, int cancel_fd, vf_result *res,
                      vf_fetch_outcome *out)
 {
     char prefix[48] = "";
@@ -96,21 +95,16 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
         .mode = VF_MODE_RAW,
         .render = render,
     };
-    if (!vf_worker_slot_take(&b->rt->worker_slots, deadline_ms)) {
-        close(c.fd);
-        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, "no worker slot free before the deadline");
-        return -1;
-    }
     vf_worker_timing timing = { 0 };
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,
-                            .required_layers = b->required_layers, .timing = &timing };
+                            .required_layers = b->required_layers, .timing = &timing,
+                            .has_cancel = cancel_fd >= 0, .cancel_fd = cancel_fd };
     char detail[VF_DETAIL_MAX];
     vf_metrics_workers_add(b->rt->metrics, 1);
     int rc = vf_worker_run(&spec, &job, c.fd, deadline_ms, res, detail, sizeof detail);
     vf_metrics_workers_add(b->rt->metrics, -1);
     if (timing.started)
         vf_metrics_observe_spawn(b->rt->metrics, timing.spawn_seconds);
-    vf_worker_slot_give(&b->rt->worker_slots);
     close(c.fd);
     if (rc != 0) {
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, detail);
@@ -157,8 +151,8 @@ static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
         force(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "%s%s", "broker out of memory", "");
 }
 
-void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
-                     const char *url, uint32_t render, int64_t deadline_ms, vf_fetch_outcome *out)
+void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant, const char *url, uint32_t render,
+                     int64_t deadline_ms, int cancel_fd, vf_fetch_outcome *out)
 {
     memset(out, 0, sizeof *out);
     CURLU *u = curl_url();
@@ -185,7 +179,7 @@ void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
             break;
         }
         vf_result res;
-        if (fetch_hop(b, tenant, &h, hop, render, deadline_ms, &res, out) != 0) {
+        if (fetch_hop(b, tenant, &h, hop, render, deadline_ms, cancel_fd, &res, out) != 0) {
             hop_target_free(&h);
             break;
         }

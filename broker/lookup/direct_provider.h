@@ -11,8 +11,9 @@
 
 #define VF_MAX_REDIRECTS 5
 
-/* render: VF_RENDER_* for the worker's HTML rendering. */
-void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant,
-                     const char *url, uint32_t render, int64_t deadline_ms, vf_fetch_outcome *out);
+/* render: VF_RENDER_* for the worker's HTML rendering. The caller holds a
+ * worker slot; cancel_fd (vf_cancel_fd(), or -1) kills the running worker. */
+void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant, const char *url, uint32_t render,
+                     int64_t deadline_ms, int cancel_fd, vf_fetch_outcome *out);
 
 #endif

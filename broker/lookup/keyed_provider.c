@@ -11,7 +11,6 @@
 #include "broker/lookup/credential_proxy.h"
 #include "broker/spawn/worker_run.h"
 #include "broker/judge/utf8_text.h"
-#include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
 #include "policy/egress_target.h"
 
@@ -129,7 +128,7 @@ static bool target_allowed(const vf_egress_policy *egress, const char *url, vf_f
 }
 
 void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf_provider_config *provider,
-                    const char *url, int64_t deadline_ms, vf_fetch_outcome *out)
+                    const char *url, int64_t deadline_ms, int cancel_fd, vf_fetch_outcome *out)
 {
     memset(out, 0, sizeof *out);
     if (!target_allowed(&tenant->egress, url, out))
@@ -152,10 +151,6 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not prepare the provider channel");
         goto done;
     }
-    if (!vf_worker_slot_take(&b->rt->worker_slots, deadline_ms)) {
-        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "no worker slot free before the deadline");
-        goto done;
-    }
     vf_credential_proxy proxy = {
         .worker_fd = sv[0], .provider = provider, .egress = &tenant->egress,
         .tls_ctx = tls ? b->upstream_tls : NULL, .host = ep.host, .port = ep.port,
@@ -163,7 +158,6 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         .max_response = tenant->max_body_bytes + VF_IPC_RESULT_OVERHEAD, .deadline_ms = deadline_ms,
     };
     if (vf_credential_proxy_start(&proxy) != 0) {
-        vf_worker_slot_give(&b->rt->worker_slots);
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not start the credential proxy");
         goto done;
     }
@@ -180,7 +174,8 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
     };
     vf_worker_timing timing = { 0 };
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,
-                            .required_layers = b->required_layers, .timing = &timing };
+                            .required_layers = b->required_layers, .timing = &timing,
+                            .has_cancel = cancel_fd >= 0, .cancel_fd = cancel_fd };
     vf_result res;
     char detail[VF_DETAIL_MAX];
     vf_metrics_workers_add(b->rt->metrics, 1);
@@ -191,7 +186,6 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
     close(sv[1]);
     sv[1] = -1;
     vf_credential_proxy_finish(&proxy);
-    vf_worker_slot_give(&b->rt->worker_slots);
     settle(out, rc, detail, &res, &proxy, endpoint);
     if (rc == 0)
         vf_result_free(&res);

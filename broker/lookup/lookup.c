@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/lookup/cancel.h"
 #include "broker/lookup/direct_provider.h"
 #include "broker/lookup/keyed_provider.h"
 #include "broker/judge/page_evidence.h"
@@ -13,6 +14,7 @@
 #include "broker/lookup/page_budget.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact_page.h"
+#include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
 #include "policy/ordering.h"
 
@@ -27,16 +29,19 @@ unsigned vf_clamp_attempts(bool given, int requested, unsigned ceiling)
     return (unsigned)requested > ceiling ? ceiling : (unsigned)requested;
 }
 
+/* The lookup holds its worker slot already: the attempt's own budget starts
+ * now, never eaten by the queue. */
 static void run_provider(const vf_broker *b, const vf_tenant_config *t, const vf_provider_config *p,
                          const vf_lookup_request *req, vf_fetch_outcome *out)
 {
     int64_t deadline = vf_now_ms() + t->timeout_ms;
+    int cancel_fd = vf_cancel_fd(req->cancel);
     switch (p->kind) {
     case VF_PROVIDER_DIRECT:
-        vf_direct_fetch(b, t, req->url, req->render, deadline, out);
+        vf_direct_fetch(b, t, req->url, req->render, deadline, cancel_fd, out);
         return;
     case VF_PROVIDER_HTTP_API:
-        vf_keyed_fetch(b, t, p, req->url, deadline, out);
+        vf_keyed_fetch(b, t, p, req->url, deadline, cancel_fd, out);
         return;
     }
     memset(out, 0, sizeof *out);
@@ -135,10 +140,17 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
         vf_fetch_outcome f;
         run_provider(b, t, p, req, &f);
         vf_fleet_provider_release(rt->fleet, t, p);
+        if (vf_cancel_fired(req->cancel)) {
+            /* Nobody reads the answer: no more attempts, nothing held against the provider. */
+            rec->outcome = VF_OUTCOME_TRANSPORT_ERROR;
+            snprintf(rec->detail, sizeof rec->detail, "cancelled: the client went away");
+            vf_fetch_outcome_free(&f);
+            return;
+        }
         vf_page_redact_within(b->redactor, &f, vf_postprocess_deadline(started + t->timeout_ms, vf_now_ms()));
         bool ok = judge(b, t, req, &f, rec, &run->chars, &run->thin);
         int64_t now = vf_now_ms();
-        if (order->has_tickets)
+        if (order->has_tickets && !f.local)
             vf_circuit_record(rt->circuits, &order->ticket[i], (vf_health_outcome)rec->outcome, now - started,
                               (uint64_t)now);
         vf_metrics_count_attempt(rt->metrics, t->name, p->name, rec->outcome);
@@ -171,6 +183,31 @@ bool vf_lookup_throttled(const json_t *result, unsigned *retry_after_s)
     return true;
 }
 
+/* Slot first, then connect: the lookup waits (FIFO) for a worker slot before
+ * any origin connection exists, within its own queue budget (the tenant's
+ * timeout). False when none came: the log then says which budget ran out. */
+static bool queue_for_slot(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                           const vf_order *order, attempt_run *run, long long *queue_ms)
+{
+    int64_t queued = vf_now_ms();
+    vf_slot_rc sr = vf_worker_slot_take(&b->rt->worker_slots, queued + t->timeout_ms, vf_cancel_fd(req->cancel));
+    *queue_ms = vf_now_ms() - queued;
+    if (sr == VF_SLOT_TAKEN)
+        return true;
+    if (order->n == 0)
+        return false;
+    vf_attempt_record *rec = &run->log[run->n++];
+    memset(rec, 0, sizeof *rec);
+    rec->provider = t->providers[order->index[0]].name;
+    rec->outcome = VF_OUTCOME_TRANSPORT_ERROR;
+    if (sr == VF_SLOT_CANCELLED)
+        snprintf(rec->detail, sizeof rec->detail, "cancelled: the client went away while queued for a worker");
+    else
+        snprintf(rec->detail, sizeof rec->detail,
+                 "queue budget ran out: no worker slot free within %u ms (the fetch never started)", t->timeout_ms);
+    return false;
+}
+
 static json_t *lookup_uncached(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
                                char **cache_control)
 {
@@ -193,7 +230,11 @@ static json_t *lookup_uncached(const vf_broker *b, const vf_tenant_config *t, co
         snprintf(order.reason, sizeof order.reason, "static (ordering failed)");
     }
     attempt_run run = { 0 };
-    attempt_all(b, t, req, &order, budget, &run);
+    long long queue_ms = 0;
+    if (queue_for_slot(b, t, req, &order, &run, &queue_ms)) {
+        attempt_all(b, t, req, &order, budget, &run);
+        vf_worker_slot_give(&b->rt->worker_slots);
+    }
     vf_order_release_unused(&order, b->rt->circuits);
     if (run.n == 0 && run.key_throttled) {
         free(host);
@@ -231,6 +272,7 @@ static json_t *lookup_uncached(const vf_broker *b, const vf_tenant_config *t, co
         .content_type = run.used ? run.winner.content_type : NULL,
         .max_chars = req->max_chars,
         .start_index = req->start_index,
+        .queue_ms = queue_ms,
     };
     json_t *result = vf_tool_result_build(&in, b->redactor);
     vf_fetch_outcome_free(&run.winner);

@@ -7,16 +7,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/spawn/cancel_wait.h"
 #include "broker/spawn/zygote_client.h"
 
 #define VF_WORKER_IPC_FD 3
@@ -38,6 +41,36 @@ const char *vf_signal_description(int sig)
     case SIGBUS: return "SIGBUS (crashed)";
     default: return NULL;
     }
+}
+
+/* Packed: bit 31 known, bit 30 from the zygote, low bits the layers. */
+static atomic_uint_least32_t last_confinement, last_exec_confinement;
+
+static void note_confinement(bool from_zygote, uint32_t layers)
+{
+    uint32_t v = (1u << 31) | (from_zygote ? 1u << 30 : 0) | (layers & VF_LAYER_ALL);
+    atomic_store(&last_confinement, v);
+    if (!from_zygote)
+        atomic_store(&last_exec_confinement, v);
+}
+
+bool vf_worker_exec_layers(uint32_t *layers)
+{
+    uint32_t v = (uint32_t)atomic_load(&last_exec_confinement);
+    *layers = v & VF_LAYER_ALL;
+    return v >> 31;
+}
+
+void vf_worker_last_confinement(vf_last_confinement *out)
+{
+    uint32_t v = (uint32_t)atomic_load(&last_confinement);
+    *out = (vf_last_confinement){ .known = v >> 31, .from_zygote = (v >> 30) & 1u,
+                                  .layers = v & VF_LAYER_ALL };
+}
+
+static int cancel_fd_of(const vf_worker_spec *spec)
+{
+    return spec->has_cancel ? spec->cancel_fd : -1;
 }
 
 /* ---- starting and reaping an exec'd worker ----------------------------- */
@@ -98,7 +131,7 @@ static void note_start(const vf_worker_spec *spec, bool from_zygote, int64_t t0_
 static void describe_exit(int status, int killed_by_us, char *detail, size_t len, const char *what)
 {
     if (killed_by_us)
-        snprintf(detail, len, "%s; worker did not finish in time and was killed", what);
+        snprintf(detail, len, "%s; worker did not finish in time and was killed (fetch budget ran out)", what);
     else if (WIFSIGNALED(status)) {
         const char *d = vf_signal_description(WTERMSIG(status));
         if (d)
@@ -131,9 +164,13 @@ static vf_ipc_err encode_job(const vf_worker_spec *spec, const vf_job *job, bool
 }
 
 /* One result frame from a started worker. Returns 0 or describes the failure. */
-static int receive_result(const vf_job *job, int sock, int64_t kill_at, vf_result *out,
-                          char *what, size_t what_len)
+static int receive_result(const vf_worker_spec *spec, const vf_job *job, int sock, int64_t kill_at,
+                          vf_result *out, char *what, size_t what_len)
 {
+    if (vf_wait_fd(sock, POLLIN, cancel_fd_of(spec), kill_at) == VF_WAIT_CANCELLED) {
+        snprintf(what, what_len, "cancelled: the lookup was abandoned");
+        return -2;
+    }
     void *payload = NULL;
     size_t plen = 0;
     vf_ipc_err e = vf_ipc_recv_frame(sock, (size_t)job->max_body + VF_IPC_RESULT_OVERHEAD, kill_at,
@@ -150,6 +187,8 @@ static int receive_result(const vf_job *job, int sock, int64_t kill_at, vf_resul
         snprintf(what, what_len, "worker gave no result before the deadline");
     } else if (e == VF_IPC_ERR_EOF) {
         snprintf(what, what_len, "worker ended without a result");
+    } else if (e == VF_IPC_ERR_IO) {
+        snprintf(what, what_len, "worker's channel failed while reading its result");
     } else {
         snprintf(what, what_len, "worker sent a malformed result (%s)", vf_ipc_strerror(e));
     }
@@ -221,9 +260,13 @@ static int run_exec(const vf_worker_spec *spec, const vf_job *job, int pass_fd, 
     else if (vf_ipc_send_frame(sv[0], buf, len, pass_fd) != VF_IPC_OK)
         snprintf(what, sizeof what, "worker did not take its job");
     else
-        rc = receive_result(job, sv[0], kill_at, out, what, sizeof what);
+        rc = receive_result(spec, job, sv[0], kill_at, out, what, sizeof what);
     free(buf);
     close(sv[0]);
+    if (rc == -2) {            /* cancelled: no grace, the slot is wanted now */
+        kill(pid, SIGKILL);
+        rc = -1;
+    }
     /* On success it may take until its deadline to exit; a worker that failed
      * us gets a short grace, so a crash is reported as the signal it was. */
     int64_t reap_deadline = rc == 0 ? kill_at : vf_now_ms() + FAILED_EXIT_GRACE_MS;
@@ -235,6 +278,8 @@ static int run_exec(const vf_worker_spec *spec, const vf_job *job, int pass_fd, 
         close(pidfd);
     if (rc != 0)
         describe_exit(status, killed, detail, detail_len, what);
+    else
+        note_confinement(false, out->layers);
     return rc;
 }
 
@@ -255,7 +300,7 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
         return -1;
     }
     vf_zygote_worker w;
-    vf_zygote_spawn_rc zr = vf_zygote_take(kill_at, &w, detail, detail_len);
+    vf_zygote_spawn_rc zr = vf_zygote_take(kill_at, cancel_fd_of(spec), &w, detail, detail_len);
     if (zr != VF_ZYGOTE_SPAWNED) {
         free(buf);
         return zr == VF_ZYGOTE_UNAVAILABLE ? 1 : -1;
@@ -266,19 +311,42 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
     if (vf_ipc_send_frame(w.ipc, buf, len, pass_fd) != VF_IPC_OK)
         snprintf(what, sizeof what, "worker did not take its job");
     else
-        rc = receive_result(job, w.ipc, kill_at, out, what, sizeof what);
+        rc = receive_result(spec, job, w.ipc, kill_at, out, what, sizeof what);
     free(buf);
-    if (rc != 0) {
+    if (rc == -2) {
+        pidfd_send_signal(w.pidfd, SIGKILL, NULL, 0);  /* the zygote reaps it */
+        snprintf(detail, detail_len, "%s; worker killed", what);
+        rc = -1;
+    } else if (rc != 0) {
         int status = 0, killed = 0;
         int64_t reap_deadline = vf_now_ms() + FAILED_EXIT_GRACE_ZYGOTE_MS;
         if (vf_zygote_wait(&w, reap_deadline < kill_at ? reap_deadline : kill_at, &status, &killed) != 0)
             status = 0;
         describe_exit(status, killed, detail, detail_len, what);
     }
+    if (rc == 0)
+        note_confinement(true, out->layers);
     /* Done with it either way: the zygote kills it if it outlives kill_at, and
      * reaps it; nobody waits for that here. */
     vf_zygote_release(&w);
     return rc;
+}
+
+/* True (with detail) when the zygote is supervised but down and the last
+ * exec'd worker lacked a layer this spec requires. */
+static bool exec_lacks_required(const vf_worker_spec *spec, char *detail, size_t len)
+{
+    uint32_t layers = 0;
+    if (!spec->required_layers || !vf_zygote_supervised() || !vf_worker_exec_layers(&layers))
+        return false;
+    uint32_t missing = spec->required_layers & ~layers;
+    if (!missing)
+        return false;
+    char names[160];
+    vf_layers_describe(missing, names, sizeof names);
+    snprintf(detail, len, "no worker with the required confinement: the zygote is restarting "
+             "and exec'd workers lack %s", names);
+    return true;
 }
 
 int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
@@ -292,6 +360,15 @@ int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
     int rc = 1;
     if (vf_zygote_serves(spec->path))
         rc = run_zygote(spec, job, pass_fd, kill_at, t0_us, out, detail, detail_len);
+    if (rc == 1 && exec_lacks_required(spec, detail, detail_len)) {
+        /* worker.require per spawn path: exec'd workers are known to lack a
+         * required layer, so this lookup waits for the zygote's return
+         * instead, and fails saying so if it does not come back in time. */
+        if (vf_zygote_wait_up(deadline_ms, cancel_fd_of(spec)) && vf_zygote_serves(spec->path))
+            rc = run_zygote(spec, job, pass_fd, kill_at, t0_us, out, detail, detail_len);
+        if (rc == 1)
+            return -1;
+    }
     if (rc == 1)
         rc = run_exec(spec, job, pass_fd, kill_at, t0_us, out, detail, detail_len);
     if (rc != 0)

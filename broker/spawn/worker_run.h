@@ -27,6 +27,9 @@ typedef struct {
     uint32_t required_layers;  /* VF_LAYER_*: the worker refuses to fetch, and the
                                 * attempt fails, unless all of these were applied */
     vf_worker_timing *timing;  /* optional, filled in by vf_worker_run */
+    bool has_cancel;           /* cancel_fd is a lookup's vf_cancel_fd() */
+    int cancel_fd;             /* readable once the lookup is cancelled: the worker
+                                * is SIGKILLed and the run returns -1 at once */
 } vf_worker_spec;
 
 /* 0: *out holds a strictly decoded result (out->layers says how the worker was
@@ -36,6 +39,20 @@ typedef struct {
  * from the zygote when one runs for spec->path, else from posix_spawn. */
 int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
                   int64_t deadline_ms, vf_result *out, char *detail, size_t detail_len);
+
+/* How the last worker that answered was confined (any spawn path), for
+ * readiness: health reports what workers really get, not a start-up snapshot. */
+typedef struct {
+    bool known;          /* a worker has answered since start-up */
+    bool from_zygote;
+    uint32_t layers;     /* VF_LAYER_* it applied */
+} vf_last_confinement;
+
+void vf_worker_last_confinement(vf_last_confinement *out);
+
+/* The layers the last exec'd worker applied (an exec'd worker that refused
+ * for missing layers counts); false while no exec'd worker has answered. */
+bool vf_worker_exec_layers(uint32_t *layers);
 
 /* Human name for a signal that killed a worker, with the reason where obvious. */
 const char *vf_signal_description(int sig);

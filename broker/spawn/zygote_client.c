@@ -1,6 +1,7 @@
 #include "broker/spawn/zygote_client.h"
 
 #include "broker/spawn/fresh_spawn.h"
+#include "broker/spawn/zygote_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,45 +27,90 @@
 
 /* Ready within this long, or it is not going to be (ASan builds are slow). */
 #define HELLO_WAIT_MS 15000
-/* A healthy zygote has a worker ready at once, or forks one in about a
- * millisecond; this long means it is stuck, and the broker stops using it. */
-#define READY_WAIT_MS 5000
-#define KILL_WAIT_MS 2000
+/* A healthy zygote announces a worker at once, or forks one in about a
+ * millisecond; when lookups have waited this long and none came, it is stuck
+ * (stopped, hung) and the supervisor replaces it. Never fatal for good. */
+#define STUCK_MS 2000
+
+/* Restart backoff: doubles per failed start, back to the floor once a
+ * zygote has stayed up this long. */
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 5000
+#define STABLE_MS 10000
+#define SUPERVISE_TICK_MS 100
 
 static struct {
-    atomic_bool running;
-    int ctl;
-    pid_t pid;
-    bool reaped;
+    atomic_bool running;    /* gen is set and serving */
+    zy_gen *gen;            /* under lock */
+    bool supervised;        /* start succeeded and stop has not run */
+    pthread_t supervisor;
+    int wake[2];            /* lookups and stop kick the supervisor */
+    atomic_bool stopping;
+    /* Fixed at the first start, so exec'd workers may keep pointers to them. */
+    vf_zygote_options opts;
     char *path;
     uint8_t *ca;
     size_t ca_len;
     uint8_t *bpf;
     size_t bpf_len;
+    /* The latest greeting. */
     uint32_t layers;
     unsigned pool;
     unsigned ca_certs;
+    /* Progress, for the stuck check: lookups waiting and when one last got a worker. */
+    atomic_int waiting;
+    atomic_int_least64_t wait_began_ms;
+    atomic_int_least64_t last_ready_ms;
+    atomic_uint restarts;
     char detail[200];
-    pthread_mutex_t lock;    /* detail and reaped after start */
-} zy = { .ctl = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+    pthread_mutex_t lock;   /* gen, detail */
+} zy = { .wake = { -1, -1 }, .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int64_t left_ms(int64_t deadline_ms)
+int64_t vf_zy_left_ms(int64_t deadline_ms)
 {
     int64_t left = deadline_ms - vf_now_ms();
     return left < 0 ? 0 : left;
+}
+
+zy_gen *vf_zy_gen_acquire(void)
+{
+    pthread_mutex_lock(&zy.lock);
+    zy_gen *g = zy.gen;
+    if (g)
+        atomic_fetch_add(&g->refs, 1);
+    pthread_mutex_unlock(&zy.lock);
+    return g;
+}
+
+void vf_zy_gen_release(zy_gen *g)
+{
+    if (!g || atomic_fetch_sub(&g->refs, 1) != 1)
+        return;
+    close(g->ctl);
+    if (g->pidfd >= 0)
+        close(g->pidfd);
+    free(g);
+}
+
+void vf_zy_kick(void)
+{
+    if (zy.wake[1] >= 0) {
+        ssize_t w = write(zy.wake[1], "k", 1);
+        (void)w;   /* full pipe: a kick is already pending */
+    }
 }
 
 /* ---- messages ----------------------------------------------------------- */
 
 /* One message (and up to one fd) before the deadline. Returns its length, 0 on
  * EOF, -1 on timeout or error. */
-static ssize_t recv_msg(int fd, void *buf, size_t cap, int *got_fd, int64_t deadline_ms)
+ssize_t vf_zy_recv_msg(int fd, void *buf, size_t cap, int *got_fd, int64_t deadline_ms)
 {
     if (got_fd)
         *got_fd = -1;
     struct pollfd p = { .fd = fd, .events = POLLIN };
     for (;;) {
-        int64_t left = left_ms(deadline_ms);
+        int64_t left = vf_zy_left_ms(deadline_ms);
         int r = poll(&p, 1, left > 1000 ? 1000 : (int)left);
         if (r > 0)
             break;
@@ -95,7 +142,7 @@ static ssize_t recv_msg(int fd, void *buf, size_t cap, int *got_fd, int64_t dead
     return n;
 }
 
-static bool msg_is(const vf_zy_msg *m, ssize_t n, uint32_t op)
+bool vf_zy_msg_is(const vf_zy_msg *m, ssize_t n, uint32_t op)
 {
     return n >= (ssize_t)sizeof *m && m->magic == VF_ZY_MAGIC && m->op == op;
 }
@@ -103,22 +150,8 @@ static bool msg_is(const vf_zy_msg *m, ssize_t n, uint32_t op)
 static void set_detail(const char *fmt, const char *a)
 {
     pthread_mutex_lock(&zy.lock);
-    snprintf(zy.detail, sizeof zy.detail, fmt, a);
+    snprintf(zy.detail, sizeof zy.detail, fmt, a);   /* fmt bounds a with a precision */
     pthread_mutex_unlock(&zy.lock);
-}
-
-/* The zygote stopped answering properly: stop using it. It is reaped here if
- * it already died, else by vf_zygote_stop(). */
-static void mark_failed(const char *why)
-{
-    bool was = atomic_exchange(&zy.running, false);
-    set_detail("zygote unavailable: %s", why);
-    pthread_mutex_lock(&zy.lock);
-    if (!zy.reaped && zy.pid > 0 && waitpid(zy.pid, NULL, WNOHANG) == zy.pid)
-        zy.reaped = true;
-    pthread_mutex_unlock(&zy.lock);
-    if (was)
-        fprintf(stderr, "verifetchd: zygote unavailable (%s); starting workers with posix_spawn\n", why);
 }
 
 /* ---- start and stop ----------------------------------------------------- */
@@ -183,27 +216,31 @@ static int take_hello(const uint8_t *buf, ssize_t n, char *err, size_t errlen)
     }
     memcpy(&m, buf, sizeof m);
     m.detail[sizeof m.detail - 1] = '\0';
-    if (msg_is(&m, n, VF_ZY_REFUSED)) {
+    if (vf_zy_msg_is(&m, n, VF_ZY_REFUSED)) {
         snprintf(err, errlen, "zygote refused to start: %s", m.detail);
         return -1;
     }
-    if (!msg_is(&m, n, VF_ZY_HELLO) || m.bpf_len == 0 || m.bpf_len > VF_IPC_MAX_BPF ||
+    if (!vf_zy_msg_is(&m, n, VF_ZY_HELLO) || m.bpf_len == 0 || m.bpf_len > VF_IPC_MAX_BPF ||
         m.bpf_len % VF_IPC_BPF_INSN_BYTES != 0 || (size_t)n != sizeof m + m.bpf_len ||
         (m.layers & ~VF_LAYER_ALL) || m.pool > VF_ZY_MAX_POOL) {
         snprintf(err, errlen, "zygote sent a malformed greeting");
         return -1;
     }
-    zy.bpf = malloc(m.bpf_len);
+    /* A restarted zygote of the same executable compiles the same program;
+     * exec'd workers may hold a pointer to the first one, so it stays. */
     if (!zy.bpf) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        zy.bpf = malloc(m.bpf_len);
+        if (!zy.bpf) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        memcpy(zy.bpf, buf + sizeof m, m.bpf_len);
+        zy.bpf_len = m.bpf_len;
     }
-    memcpy(zy.bpf, buf + sizeof m, m.bpf_len);
-    zy.bpf_len = m.bpf_len;
     zy.layers = m.layers;
     zy.pool = m.pool;
     zy.ca_certs = m.ca_certs;
-    snprintf(zy.detail, sizeof zy.detail, "%s", m.detail);
+    set_detail("%s", m.detail);
     return 0;
 }
 
@@ -217,9 +254,184 @@ static void forget(void)
     zy.ca_len = zy.bpf_len = 0;
 }
 
+/* Spawns one zygote and waits for its greeting. NULL with err on failure
+ * (the half-started process is killed and reaped). */
+static zy_gen *launch(char *err, size_t errlen)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        snprintf(err, errlen, "zygote channel: %s", strerror(errno));
+        return NULL;
+    }
+    int child = move_high(sv[1]);
+    int ca_fd = zy.ca ? move_high(ca_memfd(zy.ca, zy.ca_len)) : -1;
+    pid_t pid = -1;
+    int rc = -1;
+    if (child < 0 || (zy.ca && ca_fd < 0))
+        snprintf(err, errlen, "zygote set-up: %s", strerror(errno));
+    else if (spawn_zygote(&zy.opts, child, ca_fd, &pid) != 0)
+        snprintf(err, errlen, "cannot start zygote %s: %s", zy.path, strerror(errno));
+    else
+        rc = 0;
+    if (child >= 0)
+        close(child);
+    if (ca_fd >= 0)
+        close(ca_fd);
+    if (rc == 0) {
+        size_t cap = sizeof(vf_zy_msg) + VF_IPC_MAX_BPF;
+        uint8_t *buf = malloc(cap);
+        ssize_t n = buf ? vf_zy_recv_msg(sv[0], buf, cap, NULL, vf_now_ms() + HELLO_WAIT_MS) : -1;
+        if (n < 0)
+            snprintf(err, errlen, "zygote was not ready within %d ms", HELLO_WAIT_MS);
+        rc = n < 0 ? -1 : take_hello(buf, n, err, errlen);
+        free(buf);
+        if (rc != 0)
+            kill_and_reap(pid);
+    }
+    zy_gen *g = rc == 0 ? calloc(1, sizeof *g) : NULL;
+    if (rc == 0 && !g) {
+        snprintf(err, errlen, "out of memory");
+        kill_and_reap(pid);
+    }
+    if (!g) {
+        close(sv[0]);
+        return NULL;
+    }
+    g->ctl = sv[0];
+    g->pid = pid;
+    g->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    g->started_ms = vf_now_ms();
+    atomic_init(&g->refs, 1);   /* zy.gen's own */
+    return g;
+}
+
+static void install(zy_gen *g)
+{
+    pthread_mutex_lock(&zy.lock);
+    zy.gen = g;
+    pthread_mutex_unlock(&zy.lock);
+    atomic_store(&zy.last_ready_ms, vf_now_ms());
+    atomic_store(&zy.running, true);
+}
+
+static void describe_end(int status, char *out, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(out, len, "it was killed by signal %d", WTERMSIG(status));
+    else if (WIFEXITED(status))
+        snprintf(out, len, "it exited with status %d", WEXITSTATUS(status));
+    else
+        snprintf(out, len, "it ended");
+}
+
+/* Takes g out of service: lookups reading its control socket see EOF and fall
+ * back (or wait), the process is killed if still there and always reaped. */
+static void retire(zy_gen *g, const char *why)
+{
+    atomic_store(&g->failed, true);
+    pthread_mutex_lock(&zy.lock);
+    if (zy.gen == g) {
+        zy.gen = NULL;
+        atomic_store(&zy.running, false);
+    }
+    snprintf(zy.detail, sizeof zy.detail, "zygote restarting: %s", why);
+    pthread_mutex_unlock(&zy.lock);
+    shutdown(g->ctl, SHUT_RDWR);
+    kill_and_reap(g->pid);
+    fprintf(stderr, "verifetchd: zygote (pid %d) replaced: %s; exec'd workers until it is back\n",
+            (int)g->pid, why);
+    vf_zy_gen_release(g);   /* zy.gen's reference */
+}
+
+/* Lookups are waiting and none has been given a worker for STUCK_MS. */
+static bool stuck(int64_t now)
+{
+    if (atomic_load(&zy.waiting) <= 0)
+        return false;
+    int64_t since = atomic_load(&zy.wait_began_ms);
+    int64_t ready = atomic_load(&zy.last_ready_ms);
+    return now - (ready > since ? ready : since) > STUCK_MS;
+}
+
+/* Why g must go, or NULL while it serves. died: its pidfd is readable. */
+static const char *check_gen(zy_gen *g, bool died, char *buf, size_t len)
+{
+    if (died) {
+        int status = 0;
+        if (waitpid(g->pid, &status, WNOHANG) == g->pid) {
+            /* reaped here; retire's kill_and_reap then finds ECHILD at once */
+            describe_end(status, buf, len);
+            g->pid = -g->pid;
+        } else {
+            snprintf(buf, len, "it ended");
+        }
+        return buf;
+    }
+    if (atomic_load(&g->failed))
+        return "its control socket closed";
+    if (stuck(vf_now_ms())) {
+        snprintf(buf, len, "no worker ready within %d ms (stopped or hung)", STUCK_MS);
+        return buf;
+    }
+    return NULL;
+}
+
+static void *supervise(void *arg)
+{
+    (void)arg;
+    int64_t backoff = BACKOFF_MIN_MS, next_try = 0;
+    while (!atomic_load(&zy.stopping)) {
+        zy_gen *g = vf_zy_gen_acquire();
+        struct pollfd p[2] = { { .fd = zy.wake[0], .events = POLLIN },
+                               { .fd = g ? g->pidfd : -1, .events = POLLIN } };
+        poll(p, 2, SUPERVISE_TICK_MS);
+        char drain[64];
+        if (p[0].revents)
+            while (read(zy.wake[0], drain, sizeof drain) > 0)
+                ;
+        if (atomic_load(&zy.stopping)) {
+            vf_zy_gen_release(g);
+            break;
+        }
+        int64_t now = vf_now_ms();
+        if (g) {
+            char buf[96];
+            const char *why = check_gen(g, p[1].revents != 0, buf, sizeof buf);
+            if (why) {
+                /* A zygote that dies soon after its start backs off longer. */
+                if (now - g->started_ms >= STABLE_MS)
+                    backoff = BACKOFF_MIN_MS;
+                next_try = now + backoff;
+                backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+                if (g->pid < 0)
+                    g->pid = -g->pid;
+                retire(g, why);
+            }
+            vf_zy_gen_release(g);
+            continue;
+        }
+        if (now < next_try)
+            continue;
+        char err[256];
+        zy_gen *n = launch(err, sizeof err);
+        if (n) {
+            install(n);
+            atomic_fetch_add(&zy.restarts, 1);
+            fprintf(stderr, "verifetchd: zygote restarted (pid %d)\n", (int)n->pid);
+        } else {
+            set_detail("zygote restart failed: %.170s", err);
+            fprintf(stderr, "verifetchd: zygote restart failed (%s); next try in %lld ms\n", err,
+                    (long long)backoff);
+            next_try = vf_now_ms() + backoff;
+            backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+        }
+    }
+    return NULL;
+}
+
 int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen)
 {
-    if (zy.ctl >= 0) {
+    if (zy.supervised) {
         snprintf(err, errlen, "zygote already started");
         return -1;
     }
@@ -239,84 +451,114 @@ int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen)
         memcpy(zy.ca, o->ca_pem, o->ca_pem_len);
         zy.ca_len = o->ca_pem_len;
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(err, errlen, "zygote channel: %s", strerror(errno));
+    zy.opts = *o;
+    zy.opts.worker_path = zy.path;
+    zy.opts.ca_pem = zy.ca;
+    zy_gen *g = launch(err, errlen);
+    if (!g) {
         forget();
         return -1;
     }
-    int child = move_high(sv[1]);
-    int ca_fd = zy.ca ? move_high(ca_memfd(zy.ca, zy.ca_len)) : -1;
-    pid_t pid = -1;
-    int rc = -1;
-    if (child < 0 || (zy.ca && ca_fd < 0))
-        snprintf(err, errlen, "zygote set-up: %s", strerror(errno));
-    else if (spawn_zygote(o, child, ca_fd, &pid) != 0)
-        snprintf(err, errlen, "cannot start zygote %s: %s", o->worker_path, strerror(errno));
-    else
-        rc = 0;
-    if (child >= 0)
-        close(child);
-    if (ca_fd >= 0)
-        close(ca_fd);
-    if (rc == 0) {
-        size_t cap = sizeof(vf_zy_msg) + VF_IPC_MAX_BPF;
-        uint8_t *buf = malloc(cap);
-        ssize_t n = buf ? recv_msg(sv[0], buf, cap, NULL, vf_now_ms() + HELLO_WAIT_MS) : -1;
-        if (n < 0)
-            snprintf(err, errlen, "zygote was not ready within %d ms", HELLO_WAIT_MS);
-        rc = n < 0 ? -1 : take_hello(buf, n, err, errlen);
-        free(buf);
-        if (rc != 0)
-            kill_and_reap(pid);
-    }
-    if (rc != 0) {
-        close(sv[0]);
+    atomic_store(&zy.stopping, false);
+    atomic_store(&zy.restarts, 0);
+    if (pipe2(zy.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "zygote supervisor: %s", strerror(errno));
+        retire(g, "broker set-up failed");
         forget();
         return -1;
     }
-    zy.ctl = sv[0];
-    zy.pid = pid;
-    zy.reaped = false;
-    atomic_store(&zy.running, true);
+    install(g);
+    if (pthread_create(&zy.supervisor, NULL, supervise, NULL) != 0) {
+        snprintf(err, errlen, "zygote supervisor thread could not start");
+        retire(g, "broker set-up failed");
+        close(zy.wake[0]);
+        close(zy.wake[1]);
+        zy.wake[0] = zy.wake[1] = -1;
+        forget();
+        return -1;
+    }
+    zy.supervised = true;
     return 0;
 }
 
 void vf_zygote_stop(void)
 {
-    if (zy.ctl < 0)
+    if (!zy.supervised)
         return;
-    atomic_store(&zy.running, false);
-    close(zy.ctl);
-    zy.ctl = -1;
+    atomic_store(&zy.stopping, true);
+    vf_zy_kick();
+    pthread_join(zy.supervisor, NULL);
+    zy.supervised = false;
     pthread_mutex_lock(&zy.lock);
-    if (!zy.reaped && zy.pid > 0) {
+    zy_gen *g = zy.gen;
+    zy.gen = NULL;
+    atomic_store(&zy.running, false);
+    pthread_mutex_unlock(&zy.lock);
+    if (g) {
         /* It kills its workers and exits on EOF; give it a moment to. */
+        shutdown(g->ctl, SHUT_RDWR);
         int64_t until = vf_now_ms() + KILL_WAIT_MS;
-        while (waitpid(zy.pid, NULL, WNOHANG) == 0) {
+        while (waitpid(g->pid, NULL, WNOHANG) == 0) {
             if (vf_now_ms() >= until) {
-                kill_and_reap(zy.pid);
+                kill_and_reap(g->pid);
                 break;
             }
             nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
         }
-        zy.reaped = true;
+        vf_zy_gen_release(g);
     }
-    pthread_mutex_unlock(&zy.lock);
+    close(zy.wake[0]);
+    close(zy.wake[1]);
+    zy.wake[0] = zy.wake[1] = -1;
     forget();
 }
 
 void vf_zygote_get_status(vf_zygote_status *out)
 {
     memset(out, 0, sizeof *out);
-    out->running = atomic_load(&zy.running);
-    out->pid = zy.pid;
+    out->supervised = zy.supervised;
+    out->restarts = atomic_load(&zy.restarts);
     out->layers = zy.layers;
     out->pool = zy.pool;
     out->ca_certs = zy.ca_certs;
     pthread_mutex_lock(&zy.lock);
+    out->running = zy.gen != NULL && atomic_load(&zy.running);
+    out->pid = zy.gen ? zy.gen->pid : 0;
     snprintf(out->detail, sizeof out->detail, "%s", zy.detail[0] ? zy.detail : "zygote not started");
     pthread_mutex_unlock(&zy.lock);
+}
+
+void vf_zy_note_waiting(void)
+{
+    if (atomic_fetch_add(&zy.waiting, 1) == 0)
+        atomic_store(&zy.wait_began_ms, vf_now_ms());
+}
+
+void vf_zy_note_done_waiting(void)
+{
+    atomic_fetch_sub(&zy.waiting, 1);
+}
+
+void vf_zy_note_ready(void)
+{
+    atomic_store(&zy.last_ready_ms, vf_now_ms());
+}
+
+bool vf_zygote_supervised(void)
+{
+    return zy.supervised;
+}
+
+bool vf_zygote_wait_up(int64_t deadline_ms, int cancel_fd)
+{
+    while (!atomic_load(&zy.running)) {
+        if (!zy.supervised || vf_now_ms() >= deadline_ms)
+            return false;
+        struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+        if (poll(&p, 1, 20) > 0)
+            return false;
+    }
+    return true;
 }
 
 bool vf_zygote_serves(const char *worker_path)
@@ -337,142 +579,5 @@ const uint8_t *vf_zygote_bpf_for(const char *worker_path, size_t *len)
         return NULL;
     *len = zy.bpf_len;
     return zy.bpf;
-}
-
-/* ---- workers ------------------------------------------------------------ */
-
-static void close_worker(vf_zygote_worker *w)
-{
-    if (w->ipc >= 0)
-        close(w->ipc);
-    if (w->pidfd >= 0)
-        close(w->pidfd);
-    if (w->status >= 0)
-        close(w->status);
-    *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
-}
-
-/* Exited while waiting (its zygote died, say): not worth handing a job. */
-static bool still_alive(const vf_zygote_worker *w)
-{
-    struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
-    return poll(&p, 1, 0) == 0;
-}
-
-/* One announced worker off the control socket. READY messages stay queued
- * there, descriptors in flight, until a lookup takes one: the broker holds no
- * idle worker's descriptors, and threads need no lock (each recvmsg gets a
- * whole message of its own). 1: got one; 0: none queued; -1: zygote gone. */
-static int next_ready(vf_zygote_worker *w)
-{
-    for (;;) {
-        vf_zy_msg m;
-        int fds[3] = { -1, -1, -1 };
-        char cbuf[CMSG_SPACE(4 * sizeof(int))];
-        struct iovec iov = { &m, sizeof m };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                             .msg_controllen = sizeof cbuf };
-        ssize_t n = recvmsg(zy.ctl, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0)
-            return errno == EAGAIN || errno == EINTR ? 0 : -1;
-        if (n == 0)
-            return -1;
-        size_t n_fds = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                continue;
-            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < k; i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                if (n_fds < 3)
-                    fds[n_fds++] = fd;
-                else
-                    close(fd);
-            }
-        }
-        *w = (vf_zygote_worker){ .pid = m.pid, .ipc = fds[0], .pidfd = fds[1], .status = fds[2] };
-        if (msg_is(&m, n, VF_ZY_READY) && m.pid > 0 && n_fds == 3 &&
-            !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && still_alive(w))
-            return 1;
-        if (msg_is(&m, n, VF_ZY_REFUSED)) {
-            m.detail[sizeof m.detail - 1] = '\0';
-            fprintf(stderr, "verifetchd: %s\n", m.detail);
-        }
-        close_worker(w); /* dead, malformed or not a READY: next one */
-    }
-}
-
-/* Tells the zygote to fork a replacement and until when this worker may run:
- * then the zygote kills it even if we have long moved on. */
-static void claim(vf_zygote_worker *w, int64_t kill_at_ms)
-{
-    int64_t left = kill_at_ms - vf_now_ms();
-    vf_zy_msg m = { .magic = VF_ZY_MAGIC, .op = VF_ZY_CLAIMED, .pid = w->pid,
-                    .kill_after_ms = (uint32_t)(left < 1 ? 1 : left > 86400000 ? 86400000 : left) };
-    send(w->status, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
-vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, vf_zygote_worker *w, char *detail,
-                                  size_t detail_len)
-{
-    const int64_t kill_at = deadline_ms;
-    *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
-    int64_t stuck_at = vf_now_ms() + READY_WAIT_MS;
-    for (;;) {
-        if (!atomic_load(&zy.running))
-            return VF_ZYGOTE_UNAVAILABLE;
-        int got = next_ready(w);
-        if (got < 0) {
-            mark_failed("its control socket closed");
-            return VF_ZYGOTE_UNAVAILABLE;
-        }
-        if (got > 0) {
-            claim(w, kill_at);
-            return VF_ZYGOTE_SPAWNED;
-        }
-        int64_t now = vf_now_ms();
-        if (now >= deadline_ms) {
-            snprintf(detail, detail_len, "no worker ready before the deadline");
-            return VF_ZYGOTE_REFUSED;
-        }
-        if (now >= stuck_at) {
-            mark_failed("no worker ready within 5 s");
-            return VF_ZYGOTE_UNAVAILABLE;
-        }
-        /* The zygote forks the next worker as soon as it sees a claim; any
-         * waiting thread may drain it, and the one after serves the rest. */
-        int64_t until = deadline_ms < stuck_at ? deadline_ms : stuck_at;
-        struct pollfd p = { .fd = zy.ctl, .events = POLLIN };
-        int64_t left = until - now;
-        poll(&p, 1, left > 50 ? 50 : (int)left);
-    }
-}
-
-int vf_zygote_wait(vf_zygote_worker *w, int64_t deadline_ms, int *wstatus, int *killed)
-{
-    *killed = 0;
-    *wstatus = 0;
-    for (int phase = 0; phase < 2; phase++) {
-        vf_zy_msg m;
-        ssize_t n = recv_msg(w->status, &m, sizeof m, NULL, deadline_ms);
-        if (msg_is(&m, n, VF_ZY_EXITED)) {
-            *wstatus = m.wstatus;
-            return 0;
-        }
-        if (n >= 0)
-            return -1; /* EOF or nonsense: the zygote is gone */
-        if (phase == 0) {
-            pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
-            *killed = 1;
-            deadline_ms = vf_now_ms() + KILL_WAIT_MS;
-        }
-    }
-    return -1;
-}
-
-void vf_zygote_release(vf_zygote_worker *w)
-{
-    close_worker(w);
 }
 

@@ -27,8 +27,11 @@ typedef struct {
                                 * pid namespace per worker */
 } vf_zygote_options;
 
-/* Starts the zygote and waits for it to be ready (bounded). Returns 0, or -1
- * with a reason; the broker then spawns every worker with posix_spawn. */
+/* Starts the zygote and waits for it to be ready (bounded), then supervises
+ * it from a thread: a zygote that dies, or has kept lookups waiting with no
+ * worker for 2 s, is killed, reaped and restarted with backoff; meanwhile
+ * workers are exec'd. Returns 0, or -1 with a reason; the broker then spawns
+ * every worker with posix_spawn. */
 int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen);
 
 /* Closes the control socket (the zygote kills its workers and exits) and
@@ -36,8 +39,10 @@ int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen);
 void vf_zygote_stop(void);
 
 typedef struct {
-    bool running;
-    pid_t pid;
+    bool supervised;       /* started, and restarted by a supervisor when it dies or hangs */
+    bool running;          /* serving now (false while it restarts) */
+    unsigned restarts;     /* since start-up */
+    pid_t pid;             /* 0 while none runs */
     uint32_t layers;       /* VF_LAYER_* the zygote gives every worker (uid, namespaces) */
     unsigned pool;
     unsigned ca_certs;     /* certificates in its parsed CA, 0 when none */
@@ -45,6 +50,13 @@ typedef struct {
 } vf_zygote_status;
 
 void vf_zygote_get_status(vf_zygote_status *out);
+
+/* True between a successful vf_zygote_start() and vf_zygote_stop(). */
+bool vf_zygote_supervised(void);
+
+/* Waits (bounded, cancellable) until the supervised zygote serves again;
+ * false at the deadline, on cancel, or when none is supervised. */
+bool vf_zygote_wait_up(int64_t deadline_ms, int cancel_fd);
 
 /* True when workers of this executable come from the running zygote. */
 bool vf_zygote_serves(const char *worker_path);
@@ -67,14 +79,15 @@ typedef struct {
 typedef enum {
     VF_ZYGOTE_SPAWNED = 0,
     VF_ZYGOTE_UNAVAILABLE,   /* not running, or it just failed: use posix_spawn */
-    VF_ZYGOTE_REFUSED,       /* none became ready before the deadline (detail says so) */
+    VF_ZYGOTE_REFUSED,       /* none became ready before the deadline, or cancel_fd
+                              * fired (detail says which) */
 } vf_zygote_spawn_rc;
 
 /* Takes a worker the zygote forked ahead of time, waiting (bounded) for the
  * next when none is ready. The worker is waiting for its job on w->ipc; the
  * zygote kills it if it still runs at deadline_ms. */
-vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, vf_zygote_worker *w, char *detail,
-                                  size_t detail_len);
+vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
+                                  char *detail, size_t detail_len);
 
 /* Waits for the worker's exit until deadline_ms; then SIGKILLs it and waits up
  * to two more seconds. Returns 0 with *wstatus (waitpid style) and *killed set

@@ -239,7 +239,7 @@ Test(no_keys, the_zygote_and_its_live_worker_hold_no_key)
     vf_job job = basic_job(url);
     job.test_hook = "hang_after_result";
     vf_zygote_worker w;
-    cr_assert_eq(vf_zygote_take(vf_now_ms() + 10000, &w, err, sizeof err), VF_ZYGOTE_SPAWNED,
+    cr_assert_eq(vf_zygote_take(vf_now_ms() + 10000, -1, &w, err, sizeof err), VF_ZYGOTE_SPAWNED,
                  "%s", err);
     void *frame;
     size_t flen;

@@ -2,6 +2,7 @@
  * layer (pid 1 of their own pid namespace, empty netns, Landlock, seccomp),
  * verify TLS against the CA the zygote parsed, die the way the exec'd worker
  * dies when they misbehave, and never outlive the broker's interest in them. */
+#include <errno.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -80,7 +81,7 @@ typedef struct {
 static void spawn_live(vf_job *job, int pass_fd, live_worker *lw, int kill_after_ms)
 {
     char detail[256] = "";
-    cr_assert_eq(vf_zygote_take(vf_now_ms() + kill_after_ms, &lw->w, detail, sizeof detail),
+    cr_assert_eq(vf_zygote_take(vf_now_ms() + kill_after_ms, -1, &lw->w, detail, sizeof detail),
                  VF_ZYGOTE_SPAWNED, "%s", detail);
     void *buf;
     size_t len;
@@ -364,22 +365,109 @@ Test(zygote, stopping_the_zygote_kills_its_workers)
     vf_result_free(&lw.res);
 }
 
-Test(zygote, dead_zygote_falls_back_to_posix_spawn)
+/* A zombie still answers kill(pid, 0); only a reaped process is gone. */
+static bool reaped(pid_t pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Until the supervised zygote serves again under a pid other than old_pid;
+ * returns how long that took, or -1 after within_ms. */
+static long wait_restarted(pid_t old_pid, long within_ms, vf_zygote_status *st)
+{
+    int64_t t0 = vf_now_ms();
+    while (vf_now_ms() - t0 < within_ms) {
+        vf_zygote_get_status(st);
+        if (st->running && st->pid > 0 && st->pid != old_pid)
+            return (long)(vf_now_ms() - t0);
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* Defect 1 of issue 14: a killed zygote used to stay a zombie and workers
+ * were exec'd for good. Now it is reaped and restarted within 2 s. */
+Test(zygote, killed_zygote_is_reaped_and_restarted)
 {
     start_zygote(hooks_worker(), NULL, 0, 1);
     vf_zygote_status st;
     vf_zygote_get_status(&st);
-    kill(st.pid, SIGKILL);
-    usleep(100000);
+    pid_t old = st.pid;
+    cr_assert(st.supervised && st.running && old > 0);
+    kill(old, SIGKILL);
     vf_result res;
     char detail[256];
+    /* In flight while it restarts: served by either path, never refused. */
     cr_assert_eq(run_hop(hooks_worker(), NULL, 0, 5000, &res, detail, sizeof detail), 0, "%s", detail);
     cr_assert_str_eq((char *)res.text, "zygote page");
-    cr_assert_not(res.layers & VF_LAYER_PIDNS, "an exec'd worker has no pid namespace");
     vf_result_free(&res);
+    long took = wait_restarted(old, 2000, &st);
+    cr_assert(took >= 0, "zygote not back within 2 s: %s", st.detail);
+    cr_assert_eq(st.restarts, 1);
+    cr_assert(reaped(old), "the killed zygote was left a zombie");
+    cr_assert(vf_zygote_serves(hooks_worker()));
+    cr_assert_eq(run_hop(hooks_worker(), NULL, VF_LAYER_PIDNS, 5000, &res, detail, sizeof detail), 0, "%s", detail);
+    cr_assert(res.layers & VF_LAYER_PIDNS, "a zygote worker again");
+    vf_result_free(&res);
+    vf_zygote_stop();
+    cr_assert(reaped(st.pid));
+}
+
+/* A stopped zygote answers nothing but is not dead: the lookup that waits
+ * for it is served (exec'd) and the zygote is replaced; it never stays
+ * abandoned because one waiter was slow. */
+Test(zygote, stopped_zygote_is_replaced_and_lookups_go_on)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_zygote_status st;
     vf_zygote_get_status(&st);
-    cr_assert_not(st.running);
-    cr_assert(strstr(st.detail, "zygote unavailable"), "%s", st.detail);
+    pid_t old = st.pid;
+    /* Let the pool fill, then freeze it and use up the ready worker. */
+    usleep(200000);
+    kill(old, SIGSTOP);
+    vf_result res;
+    char detail[256];
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(run_hop(hooks_worker(), NULL, 0, 8000, &res, detail, sizeof detail), 0, "hop %d: %s", i,
+                     detail);
+        vf_result_free(&res);
+    }
+    long took = wait_restarted(old, 5000, &st);
+    kill(old, SIGCONT);
+    cr_assert(took >= 0, "stopped zygote never replaced: %s", st.detail);
+    cr_assert(reaped(old), "the stopped zygote was left behind");
+    cr_assert_eq(run_hop(hooks_worker(), NULL, VF_LAYER_PIDNS, 5000, &res, detail, sizeof detail), 0, "%s", detail);
+    vf_result_free(&res);
+    vf_zygote_stop();
+}
+
+/* worker.require per spawn path: while the zygote restarts, a lookup that
+ * needs pidns never runs on an exec'd worker known to lack it; it waits for
+ * the zygote and is served by it. */
+Test(zygote, required_layer_waits_for_the_zygote_instead_of_exec)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_result res;
+    char detail[256];
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    pid_t old = st.pid;
+    kill(old, SIGKILL);
+    /* Teach the broker what exec'd workers get (no pidns): this one is exec'd. */
+    cr_assert(process_gone(old, 2000) || true);
+    int first = run_hop(hooks_worker(), NULL, VF_LAYER_PIDNS, 5000, &res, detail, sizeof detail);
+    if (first == 0) {
+        cr_assert(res.layers & VF_LAYER_PIDNS, "ran without the required layer");
+        vf_result_free(&res);
+    }
+    cr_assert(wait_restarted(old, 2000, &st) >= 0, "%s", st.detail);
+    pid_t second = st.pid;
+    kill(second, SIGKILL);
+    int64_t t0 = vf_now_ms();
+    cr_assert_eq(run_hop(hooks_worker(), NULL, VF_LAYER_PIDNS, 5000, &res, detail, sizeof detail), 0, "%s", detail);
+    cr_assert(res.layers & VF_LAYER_PIDNS, "a lookup ran on a worker without its required pidns");
+    vf_result_free(&res);
+    cr_assert_lt(vf_now_ms() - t0, 3000);
     vf_zygote_stop();
 }
 

@@ -1,0 +1,177 @@
+/* The workers a zygote forked ahead of time: taking one (FIFO-fair enough:
+ * slots already queue lookups in order), claiming it, learning how it ended. */
+#include "broker/spawn/zygote_client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker/spawn/zygote_internal.h"
+#include "ipc/ipc_frame.h"
+#include "ipc/ipc_messages.h"
+
+static void close_worker(vf_zygote_worker *w)
+{
+    if (w->ipc >= 0)
+        close(w->ipc);
+    if (w->pidfd >= 0)
+        close(w->pidfd);
+    if (w->status >= 0)
+        close(w->status);
+    *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
+}
+
+/* Exited while waiting (its zygote died, say): not worth handing a job. */
+static bool still_alive(const vf_zygote_worker *w)
+{
+    struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
+    return poll(&p, 1, 0) == 0;
+}
+
+/* One announced worker off the control socket. READY messages stay queued
+ * there, descriptors in flight, until a lookup takes one: the broker holds no
+ * idle worker's descriptors, and threads need no lock (each recvmsg gets a
+ * whole message of its own). 1: got one; 0: none queued; -1: zygote gone. */
+static int next_ready(int ctl, vf_zygote_worker *w)
+{
+    for (;;) {
+        vf_zy_msg m;
+        int fds[3] = { -1, -1, -1 };
+        char cbuf[CMSG_SPACE(4 * sizeof(int))];
+        struct iovec iov = { &m, sizeof m };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                             .msg_controllen = sizeof cbuf };
+        ssize_t n = recvmsg(ctl, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        if (n == 0)
+            return -1;
+        size_t n_fds = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < k; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                if (n_fds < 3)
+                    fds[n_fds++] = fd;
+                else
+                    close(fd);
+            }
+        }
+        *w = (vf_zygote_worker){ .pid = m.pid, .ipc = fds[0], .pidfd = fds[1], .status = fds[2] };
+        if (vf_zy_msg_is(&m, n, VF_ZY_READY) && m.pid > 0 && n_fds == 3 &&
+            !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && still_alive(w))
+            return 1;
+        if (vf_zy_msg_is(&m, n, VF_ZY_REFUSED)) {
+            m.detail[sizeof m.detail - 1] = '\0';
+            fprintf(stderr, "verifetchd: %s\n", m.detail);
+        }
+        close_worker(w); /* dead, malformed or not a READY: next one */
+    }
+}
+
+/* Tells the zygote to fork a replacement and until when this worker may run:
+ * then the zygote kills it even if we have long moved on. */
+static void claim(vf_zygote_worker *w, int64_t kill_at_ms)
+{
+    int64_t left = kill_at_ms - vf_now_ms();
+    vf_zy_msg m = { .magic = VF_ZY_MAGIC, .op = VF_ZY_CLAIMED, .pid = w->pid,
+                    .kill_after_ms = (uint32_t)(left < 1 ? 1 : left > 86400000 ? 86400000 : left) };
+    send(w->status, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* The zygote process has not ended (its pidfd is not readable). */
+static bool gen_alive(const zy_gen *g)
+{
+    struct pollfd p = { .fd = g->pidfd, .events = POLLIN };
+    return g->pidfd < 0 || poll(&p, 1, 0) == 0;
+}
+
+vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
+                                  char *detail, size_t detail_len)
+{
+    *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
+    zy_gen *g = vf_zy_gen_acquire();
+    if (!g)
+        return VF_ZYGOTE_UNAVAILABLE;
+    bool waiting = false;
+    vf_zygote_spawn_rc rc = VF_ZYGOTE_UNAVAILABLE;
+    for (;;) {
+        /* -1: closed under us or dead; the supervisor replaces it, we fall back. */
+        int got = atomic_load(&g->failed) ? -1 : next_ready(g->ctl, w);
+        if (got > 0 && !gen_alive(g)) {
+            /* Taken off the queue of a zygote that has just died: its workers
+             * die with it (PDEATHSIG), so no job goes to this one. */
+            close_worker(w);
+            got = -1;
+        }
+        if (got < 0) {
+            atomic_store(&g->failed, true);
+            vf_zy_kick();
+            break;
+        }
+        if (got > 0) {
+            vf_zy_note_ready();
+            claim(w, deadline_ms);
+            rc = VF_ZYGOTE_SPAWNED;
+            break;
+        }
+        int64_t left = vf_zy_left_ms(deadline_ms);
+        if (left == 0) {
+            snprintf(detail, detail_len, "no worker ready before the deadline");
+            rc = VF_ZYGOTE_REFUSED;
+            break;
+        }
+        if (!waiting) {
+            waiting = true;
+            vf_zy_note_waiting();
+        }
+        /* The zygote forks the next worker as soon as it sees a claim; any
+         * waiting thread may drain it, and the one after serves the rest. */
+        struct pollfd p[2] = { { .fd = g->ctl, .events = POLLIN }, { .fd = cancel_fd, .events = POLLIN } };
+        if (poll(p, 2, left > 50 ? 50 : (int)left) > 0 && p[1].revents) {
+            snprintf(detail, detail_len, "cancelled while waiting for a worker");
+            rc = VF_ZYGOTE_REFUSED;
+            break;
+        }
+    }
+    if (waiting)
+        vf_zy_note_done_waiting();
+    vf_zy_gen_release(g);
+    return rc;
+}
+
+int vf_zygote_wait(vf_zygote_worker *w, int64_t deadline_ms, int *wstatus, int *killed)
+{
+    *killed = 0;
+    *wstatus = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        vf_zy_msg m;
+        ssize_t n = vf_zy_recv_msg(w->status, &m, sizeof m, NULL, deadline_ms);
+        if (vf_zy_msg_is(&m, n, VF_ZY_EXITED)) {
+            *wstatus = m.wstatus;
+            return 0;
+        }
+        if (n >= 0)
+            return -1; /* EOF or nonsense: the zygote is gone */
+        if (phase == 0) {
+            pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
+            *killed = 1;
+            deadline_ms = vf_now_ms() + KILL_WAIT_MS;
+        }
+    }
+    return -1;
+}
+
+void vf_zygote_release(vf_zygote_worker *w)
+{
+    close_worker(w);
+}
+
