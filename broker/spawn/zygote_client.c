@@ -57,8 +57,8 @@ static struct {
     uint32_t layers;
     unsigned pool;
     unsigned ca_certs;
-    /* Progress, for the stuck check: lookups waiting and when one last got a worker. */
-    atomic_int waiting;
+    /* Progress, for the stuck check: when lookups began to find no worker
+     * ready, and when one last got one. */
     atomic_int_least64_t wait_began_ms;
     atomic_int_least64_t last_ready_ms;
     atomic_uint restarts;
@@ -343,14 +343,17 @@ static void retire(zy_gen *g, const char *why)
     vf_zy_gen_release(g);   /* zy.gen's reference */
 }
 
-/* Lookups are waiting and none has been given a worker for STUCK_MS. */
-static bool stuck(int64_t now)
+/* Lookups found no worker ready and none has been announced since, for
+ * STUCK_MS; a READY still queued on the socket (nobody took it yet) is
+ * progress too. Lookups that overflowed to exec count as unmet demand. */
+static bool stuck(const zy_gen *g, int64_t now)
 {
-    if (atomic_load(&zy.waiting) <= 0)
-        return false;
-    int64_t since = atomic_load(&zy.wait_began_ms);
+    int64_t unmet = atomic_load(&zy.wait_began_ms);
     int64_t ready = atomic_load(&zy.last_ready_ms);
-    return now - (ready > since ? ready : since) > STUCK_MS;
+    if (unmet <= ready || now - unmet <= STUCK_MS)
+        return false;
+    struct pollfd p = { .fd = g->ctl, .events = POLLIN };
+    return poll(&p, 1, 0) == 0;
 }
 
 /* Why g must go, or NULL while it serves. died: its pidfd is readable. */
@@ -369,7 +372,7 @@ static const char *check_gen(zy_gen *g, bool died, char *buf, size_t len)
     }
     if (atomic_load(&g->failed))
         return "its control socket closed";
-    if (stuck(vf_now_ms())) {
+    if (stuck(g, vf_now_ms())) {
         snprintf(buf, len, "no worker ready within %d ms (stopped or hung)", STUCK_MS);
         return buf;
     }
@@ -530,13 +533,10 @@ void vf_zygote_get_status(vf_zygote_status *out)
 
 void vf_zy_note_waiting(void)
 {
-    if (atomic_fetch_add(&zy.waiting, 1) == 0)
-        atomic_store(&zy.wait_began_ms, vf_now_ms());
-}
-
-void vf_zy_note_done_waiting(void)
-{
-    atomic_fetch_sub(&zy.waiting, 1);
+    /* Opens an unmet period unless one is open already. */
+    int64_t now = vf_now_ms();
+    if (atomic_load(&zy.wait_began_ms) <= atomic_load(&zy.last_ready_ms))
+        atomic_store(&zy.wait_began_ms, now);
 }
 
 void vf_zy_note_ready(void)

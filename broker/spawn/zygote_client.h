@@ -83,6 +83,10 @@ typedef enum {
                               * fired (detail says which) */
 } vf_zygote_spawn_rc;
 
+/* A lookup that has waited this long for a zygote worker gets an exec'd one
+ * (VF_ZYGOTE_UNAVAILABLE) without the zygote being given up. */
+#define VF_ZYGOTE_OVERFLOW_MS 1000
+
 /* Takes a worker the zygote forked ahead of time, waiting (bounded) for the
  * next when none is ready. The worker is waiting for its job on w->ipc; the
  * zygote kills it if it still runs at deadline_ms. */

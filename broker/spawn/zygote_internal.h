@@ -31,10 +31,8 @@ void vf_zy_gen_release(zy_gen *g);
 /* Wakes the supervisor (a lookup saw the control socket fail). */
 void vf_zy_kick(void);
 
-/* Progress for the stuck check: lookups waiting for a worker, and when one
- * last got one. */
+/* Progress for the stuck check: a lookup found no worker ready; one got one. */
 void vf_zy_note_waiting(void);
-void vf_zy_note_done_waiting(void);
 void vf_zy_note_ready(void);
 
 int64_t vf_zy_left_ms(int64_t deadline_ms);

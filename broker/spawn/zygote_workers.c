@@ -102,6 +102,7 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
     if (!g)
         return VF_ZYGOTE_UNAVAILABLE;
     bool waiting = false;
+    const int64_t overflow_at = vf_now_ms() + VF_ZYGOTE_OVERFLOW_MS;
     vf_zygote_spawn_rc rc = VF_ZYGOTE_UNAVAILABLE;
     for (;;) {
         /* -1: closed under us or dead; the supervisor replaces it, we fall back. */
@@ -124,6 +125,12 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
             break;
         }
         int64_t left = vf_zy_left_ms(deadline_ms);
+        if (vf_now_ms() >= overflow_at) {
+            /* Alive but not keeping up (CPU-starved host): this one worker is
+             * exec'd; the zygote keeps serving everyone else. */
+            rc = VF_ZYGOTE_UNAVAILABLE;
+            break;
+        }
         if (left == 0) {
             snprintf(detail, detail_len, "no worker ready before the deadline");
             rc = VF_ZYGOTE_REFUSED;
@@ -142,8 +149,6 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
             break;
         }
     }
-    if (waiting)
-        vf_zy_note_done_waiting();
     vf_zy_gen_release(g);
     return rc;
 }
