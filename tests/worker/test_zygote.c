@@ -17,6 +17,7 @@
 
 #include "broker/spawn/confinement.h"
 #include "broker/spawn/worker_run.h"
+#include "broker/lookup/cancel.h"
 #include "broker/spawn/zygote_client.h"
 #include "harness.h"
 
@@ -51,6 +52,9 @@ static const char *page(size_t *len)
     return resp;
 }
 
+/* A lookup's cancel fd for run_hop, -1 for none. */
+static int hop_cancel_fd = -1;
+
 /* One hop through vf_worker_run against a fresh loopback origin. */
 static int run_hop(const char *exe, const char *hook, uint32_t required, unsigned timeout_ms,
                    vf_result *res, char *detail, size_t dlen)
@@ -63,7 +67,8 @@ static int run_hop(const char *exe, const char *hook, uint32_t required, unsigne
     snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
     vf_job job = basic_job(url);
     job.timeout_ms = timeout_ms;
-    vf_worker_spec spec = { .path = exe, .test_hook = hook, .required_layers = required };
+    vf_worker_spec spec = { .path = exe, .test_hook = hook, .required_layers = required,
+                            .has_cancel = hop_cancel_fd >= 0, .cancel_fd = hop_cancel_fd };
     int s = origin_connect(&o);
     int rc = vf_worker_run(&spec, &job, s, vf_now_ms() + timeout_ms, res, detail, dlen);
     close(s);
@@ -486,6 +491,44 @@ Test(zygote, required_layer_waits_for_the_zygote_instead_of_exec)
     cr_assert(res.layers & VF_LAYER_PIDNS, "a lookup ran on a worker without its required pidns");
     vf_result_free(&res);
     cr_assert_lt(vf_now_ms() - t0, 3000);
+    vf_zygote_stop();
+}
+
+typedef struct {
+    vf_cancel *token;
+    int64_t fired_ms;
+} firing;
+
+static void *fire_after_300_ms(void *arg)
+{
+    firing *f = arg;
+    usleep(300000);
+    f->fired_ms = vf_now_ms();
+    vf_cancel_fire(f->token);
+    return NULL;
+}
+
+/* Issue 14 cancellation: a hanging worker is killed and the run returns
+ * within 100 ms of the token firing, not at the 10 s deadline. */
+Test(zygote, cancel_kills_a_running_worker_within_100_ms)
+{
+    start_zygote(hooks_worker(), NULL, 0, 1);
+    vf_cancel c;
+    cr_assert_eq(vf_cancel_init(&c), 0);
+    hop_cancel_fd = vf_cancel_fd(&c);
+    firing f = { .token = &c };
+    pthread_t th;
+    pthread_create(&th, NULL, fire_after_300_ms, &f);
+    vf_result res;
+    char detail[256];
+    int rc = run_hop(hooks_worker(), "hang", 0, 10000, &res, detail, sizeof detail);
+    int64_t done = vf_now_ms();
+    pthread_join(th, NULL);
+    hop_cancel_fd = -1;
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(detail, "cancelled"), "%s", detail);
+    cr_assert_lt(done - f.fired_ms, 100, "returned %lld ms after the cancel", (long long)(done - f.fired_ms));
+    vf_cancel_destroy(&c);
     vf_zygote_stop();
 }
 
