@@ -74,28 +74,39 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, int cod
     return reply(c, status, vf_mcp_error_response(NULL, &err));
 }
 
-enum MHD_Result vf_mcp_http_serve(struct MHD_Connection *c, const vf_broker *b, const vf_tenant_config *tenant,
-                                  const char *method, const char *body, size_t len, bool too_large)
+bool vf_mcp_http_refused(struct MHD_Connection *c, const vf_tenant_config *tenant, const char *method,
+                         bool too_large, enum MHD_Result *ret)
 {
     if (!vf_mcp_host_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host")))
-        return refuse(c, MHD_HTTP_FORBIDDEN, VF_JSONRPC_INVALID_REQUEST, "Host must be a loopback name");
-    if (!vf_mcp_origin_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
-        return refuse(c, MHD_HTTP_FORBIDDEN, VF_JSONRPC_INVALID_REQUEST, "Origin is not a loopback origin");
-    if (strcmp(method, "POST") != 0)
-        return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, VF_JSONRPC_INVALID_REQUEST,
+        *ret = refuse(c, MHD_HTTP_FORBIDDEN, VF_JSONRPC_INVALID_REQUEST, "Host must be a loopback name");
+    else if (!vf_mcp_origin_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
+        *ret = refuse(c, MHD_HTTP_FORBIDDEN, VF_JSONRPC_INVALID_REQUEST, "Origin is not a loopback origin");
+    else if (strcmp(method, "POST") != 0)
+        *ret = refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, VF_JSONRPC_INVALID_REQUEST,
                       "this server answers POST only (no server-initiated stream, no sessions)");
-    if (!tenant)
-        return refuse(c, MHD_HTTP_FORBIDDEN, VF_JSONRPC_INVALID_REQUEST, "caller is not mapped to any tenant");
-    const char *version = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
-    if (version && !vf_mcp_version_supported(version))
-        return refuse(c, MHD_HTTP_BAD_REQUEST, VF_JSONRPC_INVALID_REQUEST, "unsupported MCP-Protocol-Version");
-    if (too_large)
-        return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, VF_JSONRPC_INVALID_REQUEST, "message is larger than 64 KiB");
+    else if (!tenant)
+        *ret = refuse(c, MHD_HTTP_FORBIDDEN, VF_JSONRPC_INVALID_REQUEST, "caller is not mapped to any tenant");
+    else if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version") &&
+             !vf_mcp_version_supported(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version")))
+        *ret = refuse(c, MHD_HTTP_BAD_REQUEST, VF_JSONRPC_INVALID_REQUEST, "unsupported MCP-Protocol-Version");
+    else if (too_large)
+        *ret = refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, VF_JSONRPC_INVALID_REQUEST, "message is larger than 64 KiB");
+    else
+        return false;
+    return true;
+}
 
+json_t *vf_mcp_http_answer(const vf_broker *b, const vf_tenant_config *tenant, const char *body, size_t len,
+                           unsigned *status)
+{
     json_error_t jerr;
     json_t *m = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!m)
-        return refuse(c, MHD_HTTP_BAD_REQUEST, VF_JSONRPC_PARSE_ERROR, "message is not valid JSON");
+    if (!m) {
+        vf_mcp_error err = { .code = VF_JSONRPC_PARSE_ERROR };
+        snprintf(err.message, sizeof err.message, "%s", "message is not valid JSON");
+        *status = MHD_HTTP_BAD_REQUEST;
+        return vf_mcp_error_response(NULL, &err);
+    }
     vf_mcp_msg_kind kind = vf_mcp_kind(m);
     vf_mcp_local local = { .broker = b, .tenant = tenant };
     vf_mcp_backend be = vf_mcp_local_backend(&local);
@@ -103,7 +114,20 @@ enum MHD_Result vf_mcp_http_serve(struct MHD_Connection *c, const vf_broker *b, 
     json_decref(m);
     if (kind == VF_MCP_MSG_NOTIFICATION || kind == VF_MCP_MSG_RESPONSE) {
         json_decref(answer);
-        return reply(c, MHD_HTTP_ACCEPTED, NULL);
+        *status = MHD_HTTP_ACCEPTED;
+        return NULL;
     }
-    return reply(c, kind == VF_MCP_MSG_INVALID ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK, answer);
+    *status = kind == VF_MCP_MSG_INVALID ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_OK;
+    return answer;
+}
+
+enum MHD_Result vf_mcp_http_serve(struct MHD_Connection *c, const vf_broker *b, const vf_tenant_config *tenant,
+                                  const char *method, const char *body, size_t len, bool too_large)
+{
+    enum MHD_Result ret;
+    if (vf_mcp_http_refused(c, tenant, method, too_large, &ret))
+        return ret;
+    unsigned status = 0;
+    json_t *answer = vf_mcp_http_answer(b, tenant, body, len, &status);
+    return reply(c, status, answer);
 }
