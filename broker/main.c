@@ -14,6 +14,7 @@
 #include "broker/memory_tune.h"
 #include "broker/broker_context.h"
 #include "broker/spawn/confinement.h"
+#include "broker/api/capacity.h"
 #include "broker/api/health.h"
 #include "broker/spawn/zygote_client.h"
 #include "broker/api/server.h"
@@ -231,6 +232,9 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &wait_for, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    vf_capacity cap;
+    vf_capacity_plan(cfg->max_concurrent, tcp_fd >= 0 ? 2 : 1, &cap);
+    cfg->max_concurrent = cap.slots;
     static vf_runtime runtime;
     if (vf_runtime_init(&runtime, cfg->max_concurrent) != 0) {
         fprintf(stderr, "verifetchd: out of memory\n");
@@ -238,7 +242,6 @@ int main(int argc, char **argv)
     }
     char *socket_path = strdup(cfg->socket_path);
     unsigned socket_mode = cfg->socket_mode;
-    unsigned max_connections = cfg->max_concurrent * 4 + 16;
     vf_broker *broker = socket_path ? vf_broker_new(cfg, &runtime, err, sizeof err) : NULL;
     if (!broker) {
         fprintf(stderr, "verifetchd: %s\n", socket_path ? err : "out of memory");
@@ -259,7 +262,8 @@ int main(int argc, char **argv)
     vf_holder_init(&holder, broker);
     vf_server_options so = {
         .socket_path = socket_path, .socket_mode = socket_mode, .inherited_fd = inherited,
-        .tcp_fd = tcp_fd, .tcp_label = cfg->tcp_listen, .max_connections = max_connections, .health = &health,
+        .tcp_fd = tcp_fd, .tcp_label = cfg->tcp_listen, .max_connections = cap.max_connections,
+        .per_peer_connections = cap.per_peer, .worker_slots = cap.slots, .health = &health,
     };
     vf_server *server = vf_server_start(&holder, &so, err, sizeof err);
     if (!server) {

@@ -1,4 +1,7 @@
-/* The client API: HTTP/1.1 + JSON on a unix socket (libmicrohttpd). */
+/* The client API: HTTP/1.1 + JSON on a unix socket and an optional loopback
+ * TCP listener (libmicrohttpd, epoll, a small thread pool per listener). A
+ * lookup never holds a server thread: its connection is suspended while it
+ * runs in a thread of its own, so health and metrics answer under any load. */
 #ifndef VERIFETCH_SERVER_H
 #define VERIFETCH_SERVER_H
 
@@ -9,6 +12,10 @@
 
 typedef struct vf_server vf_server;
 
+#define VF_SERVER_THREADS 2u          /* per listener */
+#define VF_SERVER_HEAD_TIMEOUT_S 5u   /* a new connection must send its request head in time */
+#define VF_SERVER_IDLE_TIMEOUT_S 60u  /* once a request head came: body and keep-alive idle */
+
 typedef struct {
     const char *socket_path;          /* unix socket to create (ignored when inherited_fd >= 0) */
     unsigned socket_mode;
@@ -16,6 +23,8 @@ typedef struct {
     int tcp_fd;                       /* a bound, listening loopback TCP socket (vf_tcp_listen), or -1 */
     const char *tcp_label;            /* as configured, for messages */
     unsigned max_connections;         /* per listener */
+    unsigned per_peer_connections;    /* per uid (unix) / per address (TCP) */
+    unsigned worker_slots;            /* worker.max_concurrent: sizes the admission queue */
     const vf_health *health;          /* what GET /v1/health reports */
 } vf_server_options;
 
@@ -23,8 +32,12 @@ typedef struct {
 vf_server *vf_server_start(vf_broker_holder *holder, const vf_server_options *options, char *err,
                            size_t errlen);
 
-/* Stop accepting and remove the socket, give requests already begun up to
- * drain_ms to finish and answer, then close everything. */
+/* Reload: worker.max_concurrent changed. */
+void vf_server_resize(vf_server *s, unsigned worker_slots);
+
+/* Stop accepting (queued and new connections get 503 + Retry-After), remove
+ * the socket if it is still ours, give requests already begun up to drain_ms
+ * to finish and answer, cancel what is left, then close everything. */
 void vf_server_stop(vf_server *s, unsigned drain_ms);
 
 #endif

@@ -1,6 +1,8 @@
 #include "broker/api/unix_listener.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,6 +28,30 @@ static int make_parents(const char *path)
     return 0;
 }
 
+/* Is a daemon answering at sun? Non-blocking with a deadline, so a wedged
+ * listener (full backlog, stopped process) cannot hold start-up forever:
+ * anything but a refusal counts as "someone is there". */
+static bool someone_listens(const struct sockaddr_un *sun)
+{
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0)
+        return false;
+    bool there = true;
+    if (connect(probe, (const struct sockaddr *)sun, sizeof *sun) != 0) {
+        if (errno == ECONNREFUSED || errno == ENOENT)
+            there = false;
+        else if (errno == EINPROGRESS) {
+            struct pollfd p = { .fd = probe, .events = POLLOUT };
+            int soerr = 0;
+            socklen_t len = sizeof soerr;
+            if (poll(&p, 1, VF_UNIX_PROBE_MS) == 1 && getsockopt(probe, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0)
+                there = soerr != ECONNREFUSED;
+        }
+    }
+    close(probe);
+    return there;
+}
+
 static int stale_or_absent(const struct sockaddr_un *sun, char *err, size_t errlen)
 {
     struct stat st;
@@ -35,18 +61,14 @@ static int stale_or_absent(const struct sockaddr_un *sun, char *err, size_t errl
         snprintf(err, errlen, "%s exists and is not a socket; refusing to replace it", sun->sun_path);
         return -1;
     }
-    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe >= 0 && connect(probe, (const struct sockaddr *)sun, sizeof *sun) == 0) {
-        close(probe);
+    if (someone_listens(sun)) {
         snprintf(err, errlen, "another verifetchd is already listening on %s", sun->sun_path);
         return -1;
     }
-    if (probe >= 0)
-        close(probe);
     return unlink(sun->sun_path);
 }
 
-int vf_unix_listen(const char *path, unsigned mode, char *err, size_t errlen)
+int vf_unix_listen(const char *path, unsigned mode, struct stat *bound, char *err, size_t errlen)
 {
     struct sockaddr_un sun = { .sun_family = AF_UNIX };
     if (strlen(path) >= sizeof sun.sun_path) {
@@ -70,7 +92,7 @@ int vf_unix_listen(const char *path, unsigned mode, char *err, size_t errlen)
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&sun, sizeof sun);
     umask(old);
-    if (rc != 0 || chmod(path, mode) != 0 || listen(fd, 128) != 0) {
+    if (rc != 0 || chmod(path, mode) != 0 || listen(fd, VF_UNIX_BACKLOG) != 0 || lstat(path, bound) != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
         close(fd);
         return -1;

@@ -1,0 +1,406 @@
+/* E2E: serving under pressure (issue 14). The API server is event-driven:
+ * idle and half-sent connections neither exhaust it nor lock health out, a
+ * connection whose fd is above 1023 is served, an overload is answered with
+ * 503 + Retry-After (never a connect error), and libmicrohttpd's own log
+ * lines cannot carry a caller's raw bytes into the daemon's log. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hostile.h"
+#include "test_common.h"
+
+TestSuite(serving, .init = hx_setup, .fini = hx_teardown, .timeout = 60);
+
+static hx_origin origin;
+static hx_broker broker;
+
+#define CONF_MAX (2 * PATH_MAX + 512)
+
+static void config_body(char *conf, unsigned slots, unsigned timeout_ms)
+{
+    char worker[PATH_MAX];
+    hx_build_path("worker/verifetch-worker", worker, sizeof worker);
+    snprintf(conf, CONF_MAX,
+             "worker = { path = \"%s\"; ca_file = \"%s\"; max_concurrent = %u; };\n"
+             "tenants = ( { name = \"serving\"; attempt_ceiling = 1; timeout_ms = %u;\n"
+             "  egress = { allow = [ \"127.0.0.1/32\" ]; any_port = true; }; } );\n",
+             worker, hx_default_ca()->ca_pem, slots, timeout_ms);
+}
+
+static void start(unsigned slots, unsigned timeout_ms)
+{
+    static char conf[CONF_MAX];
+    hx_origin_start(&origin, NULL, NULL);
+    config_body(conf, slots, timeout_ms);
+    hh_broker_start(&broker, conf);
+}
+
+static struct sockaddr_un broker_addr(void)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    size_t len = strlen(broker.socket_path);
+    cr_assert_lt(len, sizeof sa.sun_path);
+    memcpy(sa.sun_path, broker.socket_path, len + 1);
+    return sa;
+}
+
+static void raise_own_fd_limit(rlim_t want)
+{
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+        cr_skip_test("RLIMIT_NOFILE hard limit %lu is below %lu", (unsigned long)rl.rlim_max,
+                     (unsigned long)want);
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+}
+
+/* n connections to the broker, each sent `partial` (may be ""): idle or
+ * half-sent request heads. Returns how many connected. */
+static size_t open_idle(int *fds, size_t n, const char *partial)
+{
+    struct sockaddr_un sa = broker_addr();
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        fds[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&sa, sizeof sa) != 0) {
+            if (fds[i] >= 0)
+                close(fds[i]);
+            fds[i] = -1;
+            continue;
+        }
+        if (*partial && send(fds[i], partial, strlen(partial), MSG_NOSIGNAL) < 0) {
+            close(fds[i]);
+            fds[i] = -1;
+            continue;
+        }
+        ok++;
+    }
+    return ok;
+}
+
+static void close_all(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sequential health probes; returns failures, fills sorted latencies. */
+static size_t probe_health(size_t n, double *lat)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        hx_response r = hx_request(&broker, "GET", "/v1/health", NULL, 0);
+        lat[i] = r.elapsed_ms;
+        failed += r.status != 200;
+        hx_response_free(&r);
+    }
+    qsort(lat, n, sizeof *lat, by_value);
+    return failed;
+}
+
+/* ---- idle / half-open connections ------------------------------------------- */
+
+#define IDLE 300
+#define PROBES 100
+
+typedef struct {
+    size_t n;
+    hh_reply replies[64];
+} load;
+
+static char *slow_body(size_t i, void *arg)
+{
+    (void)arg;
+    char *body = NULL, path[64], url[256];
+    snprintf(path, sizeof path, "/slow?ms=3000&n=%zu", i);
+    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, path, url, sizeof url)) < 0)
+        return NULL;
+    return body;
+}
+
+static void *run_load(void *arg)
+{
+    load *l = arg;
+    hh_lookups(broker.socket_path, l->n, (unsigned)l->n, slow_body, NULL, 30000, l->replies);
+    return NULL;
+}
+
+/* 300 half-sent heads plus lookups that hold every worker slot: health still
+ * answers every probe, quickly. (Before: 300 idle connections made every
+ * health probe fail for ~115 s.) */
+Test(serving, health_answers_under_half_open_connections_and_saturation)
+{
+    raise_own_fd_limit(4096);
+    start(4, 10000);
+    static int fds[IDLE];
+    size_t opened = open_idle(fds, IDLE, "GET /v1/hea");
+    cr_assert_eq(opened, IDLE, "only %zu of %d connections opened", opened, IDLE);
+    static load l = { .n = 16 };   /* 4 running, 12 queued (the queue holds 16) */
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, run_load, &l), 0);
+    usleep(500 * 1000);   /* the lookups are in */
+    double lat[PROBES];
+    size_t failed = probe_health(PROBES, lat);
+    double p50 = lat[PROBES / 2], p99 = lat[PROBES * 99 / 100];
+    cr_log_info("health under %d half-open + saturation: p50 %.1f ms, p99 %.1f ms, max %.1f ms, %zu failed",
+                IDLE, p50, p99, lat[PROBES - 1], failed);
+    pthread_join(t, NULL);
+    close_all(fds, IDLE);
+    cr_assert_eq(failed, 0, "%zu of %d health probes failed\n%s", failed, PROBES, hx_broker_log(&broker));
+    cr_assert_leq(p99, 50.0, "health p99 %.1f ms > 50 ms (p50 %.1f)", p99, p50);
+    size_t ok = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        ok += l.replies[i].status == 200;
+        hh_reply_free(&l.replies[i]);
+    }
+    cr_assert_eq(ok, l.n, "%zu of %zu saturating lookups answered 200", ok, l.n);
+}
+
+/* A connection that never finishes its request head is dropped after the
+ * head deadline (5 s), not after 120 s. */
+Test(serving, half_sent_heads_are_dropped_after_the_head_deadline)
+{
+    raise_own_fd_limit(4096);
+    start(4, 10000);
+    static int fds[IDLE];
+    size_t opened = open_idle(fds, IDLE, "POST /v1/lookup HTTP/1.1\r\nHost: x\r\n");
+    cr_assert_eq(opened, IDLE);
+    double t0 = hx_now_ms();
+    size_t closed = 0;
+    while (closed < IDLE && hx_now_ms() - t0 < 9000) {
+        for (size_t i = 0; i < IDLE; i++) {
+            if (fds[i] < 0)
+                continue;
+            struct pollfd p = { .fd = fds[i], .events = POLLIN };
+            char c;
+            if (poll(&p, 1, 0) == 1 && recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+                closed++;
+            }
+        }
+        usleep(50 * 1000);
+    }
+    double took = hx_now_ms() - t0;
+    close_all(fds, IDLE);
+    cr_assert_eq(closed, IDLE, "%zu of %d half-sent connections still open after %.0f ms", IDLE - closed, IDLE,
+                 took);
+    cr_assert_geq(took, 3000, "connections dropped after %.0f ms: sooner than the head deadline", took);
+}
+
+/* More connections than select() can handle: one whose fd is above 1023
+ * in the broker is served (select() mode dropped them). */
+#define MANY 1100
+
+Test(serving, connections_past_fd_1024_are_served)
+{
+    raise_own_fd_limit(MANY + 256);
+    start(128, 10000);
+    static int fds[MANY];
+    size_t opened = open_idle(fds, MANY, "");
+    cr_assert_eq(opened, MANY);
+    usleep(300 * 1000);
+    long broker_fds = pi_fd_count(broker.pid);
+    hx_response r = hx_request(&broker, "GET", "/v1/health", NULL, 0);
+    close_all(fds, MANY);
+    cr_assert_gt(broker_fds, 1024, "the broker holds only %ld fds; the test proves nothing", broker_fds);
+    cr_assert_eq(r.status, 200, "health with %d idle connections open: HTTP %ld (curl %d)\n%s", MANY, r.status,
+                 r.curl_code, hx_broker_log(&broker));
+    hx_response_free(&r);
+}
+
+/* ---- overload --------------------------------------------------------------- */
+
+#define BURST 128
+
+static char *short_slow_body(size_t i, void *arg)
+{
+    (void)arg;
+    char *body = NULL, path[64], url[256];
+    snprintf(path, sizeof path, "/slow?ms=1000&b=%zu", i);
+    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, path, url, sizeof url)) < 0)
+        return NULL;
+    return body;
+}
+
+/* 128 clients at once against 2 worker slots: every one gets an HTTP answer,
+ * a result or 503 with a retry hint; none a connect error or a reset. */
+Test(serving, burst_beyond_capacity_gets_an_http_answer_each)
+{
+    start(2, 20000);
+    static hh_reply replies[BURST];
+    hh_lookups(broker.socket_path, BURST, BURST, short_slow_body, NULL, 30000, replies);
+    size_t ok = 0, busy = 0, other = 0;
+    for (size_t i = 0; i < BURST; i++) {
+        if (replies[i].status == 200)
+            ok++;
+        else if (replies[i].status == 503 && strstr(replies[i].body, "\"retry_after\""))
+            busy++;
+        else
+            other++;
+        if (other == 1 && replies[i].status != 200 && replies[i].status != 503)
+            cr_log_error("client %zu: HTTP %ld curl %d: %.200s", i, replies[i].status, replies[i].curl_code,
+                         replies[i].body);
+    }
+    for (size_t i = 0; i < BURST; i++)
+        hh_reply_free(&replies[i]);
+    cr_log_info("burst of %d on 2 slots: %zu ok, %zu 503", BURST, ok, busy);
+    cr_assert_eq(other, 0, "%zu of %d clients got neither 200 nor 503+retry_after", other, BURST);
+    cr_assert_gt(busy, 0, "no 503: the admission queue never filled");
+    cr_assert_geq(ok, 18, "only %zu lookups served: the admitted ones must all finish", ok);
+}
+
+/* ---- libmicrohttpd's log ------------------------------------------------------ */
+
+/* A request whose URI carries ESC, BEL and a JSON-looking line, from a
+ * client that will not read the answer (shutdown(SHUT_RD) on a unix socket
+ * makes the broker's write fail with EPIPE): libmicrohttpd logs the failed
+ * send quoting the URI. The broker's log must show it escaped, inside one
+ * JSON line. */
+Test(serving, server_log_escapes_the_request_uri)
+{
+    start(2, 10000);
+    static const char req[] =
+        "GET /x\x1b[2J\x1b]0;pwned\x07{\"event\":\"lookup\",\"status\":\"forged\"} HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct sockaddr_un sa = broker_addr();
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    cr_assert_eq(shutdown(fd, SHUT_RD), 0);
+    cr_assert_eq(send(fd, req, sizeof req - 1, MSG_NOSIGNAL), (ssize_t)(sizeof req - 1));
+    bool logged = false;
+    char *log = NULL;
+    int attempt = 0;
+    for (; attempt < 100 && !logged; attempt++) {
+        usleep(20 * 1000);
+        free(log);
+        log = hx_read_file(broker.stderr_path, NULL);
+        logged = log && strstr(log, "pwned");
+    }
+    close(fd);
+    cr_assert(logged, "libmicrohttpd logged nothing about the failed send:\n%s", log ? log : "");
+    cr_assert_null(strchr(log, '\x1b'), "a raw ESC reached the log:\n%s", log);
+    cr_assert_null(strchr(log, '\x07'), "a raw BEL reached the log");
+    cr_assert_null(strstr(log, "\"status\":\"forged\""), "the URI's JSON reached the log unescaped:\n%s", log);
+    /* The line that quotes the URI is one JSON object, the URI inside escaped. */
+    size_t quoted = 0;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "pwned"))
+            continue;
+        json_t *doc = json_loads(line, 0, NULL);
+        cr_assert_not_null(doc, "a log line quoting the URI is not JSON: %s", line);
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "event")), "http_server", "%s", line);
+        cr_assert_not_null(strstr(json_string_value(json_object_get(doc, "detail")), "\\x1b[2J"), "%s", line);
+        json_decref(doc);
+        if (!quoted++)
+            cr_log_info("%s", line);
+    }
+    cr_assert_gt(quoted, 0, "no log line quotes the URI:\n%s", hx_broker_log(&broker));
+    free(log);
+}
+
+/* ---- socket ownership --------------------------------------------------------- */
+
+static int bind_unix(const char *path, int backlog)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    cr_assert_lt(strlen(path), sizeof sa.sun_path);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, backlog) == 0,
+              "cannot listen on %s: %s", path, strerror(errno));
+    return fd;
+}
+
+static bool exited_within(pid_t pid, double ms, int *status)
+{
+    double deadline = hx_now_ms() + ms;
+    while (hx_now_ms() < deadline) {
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return true;
+        usleep(5000);
+    }
+    return false;
+}
+
+/* Another daemon took the path over while we ran: SIGTERM must leave its
+ * socket in place (we may only remove the file we bound). */
+Test(serving, sigterm_leaves_a_socket_that_is_no_longer_ours)
+{
+    start(2, 5000);
+    char moved[PATH_MAX + 8];
+    snprintf(moved, sizeof moved, "%s.old", broker.socket_path);
+    cr_assert_eq(rename(broker.socket_path, moved), 0);
+    int other = bind_unix(broker.socket_path, 4);
+    struct stat mine;
+    cr_assert_eq(stat(broker.socket_path, &mine), 0);
+    cr_assert_eq(kill(broker.pid, SIGTERM), 0);
+    int st = 0;
+    cr_assert(exited_within(broker.pid, 5000, &st), "verifetchd did not exit after SIGTERM");
+    broker.pid = 0;
+    struct stat after;
+    bool still = stat(broker.socket_path, &after) == 0 && after.st_ino == mine.st_ino;
+    close(other);
+    unlink(broker.socket_path);
+    unlink(moved);
+    cr_assert(still, "verifetchd removed a socket it did not bind\n%s", hx_broker_log(&broker));
+}
+
+/* The start-up probe of an existing socket whose listener never accepts (a
+ * full backlog) must not block: start-up fails at once with a clear error. */
+Test(serving, startup_probe_of_a_wedged_socket_gives_up)
+{
+    char path[PATH_MAX], conf_path[PATH_MAX], err_path[PATH_MAX], bin[PATH_MAX];
+    static char conf[CONF_MAX];
+    snprintf(path, sizeof path, "%s/wedged.sock", hx_tmpdir());
+    snprintf(conf_path, sizeof conf_path, "%s/wedged.conf", hx_tmpdir());
+    snprintf(err_path, sizeof err_path, "%s/wedged.err", hx_tmpdir());
+    int wedged = bind_unix(path, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fillers[64], n_fill = 0;
+    for (; n_fill < 64; n_fill++) {   /* fill the backlog until connect would block */
+        fillers[n_fill] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (connect(fillers[n_fill], (struct sockaddr *)&sa, sizeof sa) != 0) {
+            close(fillers[n_fill]);
+            break;
+        }
+    }
+    config_body(conf, 2, 5000);
+    FILE *f = fopen(conf_path, "we");
+    cr_assert_not_null(f);
+    fprintf(f, "listen = { socket = \"%s\"; mode = 0600; };\n%s", path, conf);
+    fclose(f);
+    hx_build_path("broker/verifetchd", bin, sizeof bin);
+    char *argv[] = { bin, "--config", conf_path, NULL };
+    double t0 = hx_now_ms();
+    int st = hx_run(argv, NULL, err_path, 6000);
+    double took = hx_now_ms() - t0;
+    for (int i = 0; i < n_fill; i++)
+        close(fillers[i]);
+    close(wedged);
+    char *err = hx_read_file(err_path, NULL);
+    cr_assert_neq(st, -1, "verifetchd still probing the wedged socket after 6 s");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "verifetchd started over a live socket (status 0x%x)", st);
+    cr_assert(err && strstr(err, "already listening"), "no clear error: %s", err ? err : "");
+    cr_log_info("refused in %.0f ms", took);
+    free(err);
+}
