@@ -51,9 +51,8 @@ static enum MHD_Result begin(vf_listener *l, struct MHD_Connection *c, const cha
     atomic_fetch_add(&s->in_flight, 1);
     *con_cls = ctx;
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)VF_SERVER_IDLE_TIMEOUT_S);
-    bool refused = false;
     vf_broker *b = vf_holder_acquire(s->holder);
-    enum MHD_Result ret = vf_route_head(s, b, c, method, url, ctx, &refused);
+    enum MHD_Result ret = vf_route_head(s, b, c, method, url, ctx, &ctx->refused);
     vf_broker_unref(b);
     return ret;
 }
@@ -67,6 +66,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     vf_request_ctx *ctx = *con_cls;
     if (!ctx)
         return begin(l, c, url, method, con_cls);
+    if (ctx->refused) {   /* answered from the head: the body is read and dropped */
+        *upload_size = 0;
+        return MHD_YES;
+    }
     if (ctx->deferred)   /* resumed: the work is done */
         return vf_route_resumed(c, ctx);
     if (*upload_size > 0)
@@ -94,6 +97,22 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         vf_memory_idle(); /* the heap may shrink back after a burst */
 }
 
+/* At most one log line a second for refusals, however many there are. */
+static void note_refusal(uid_t uid, unsigned cap)
+{
+    static atomic_llong last_ms;
+    static atomic_uint unlogged;
+    long long now = (long long)vf_now_ms(), last = atomic_load(&last_ms);
+    if (now - last < 1000 || !atomic_compare_exchange_strong(&last_ms, &last, now)) {
+        atomic_fetch_add(&unlogged, 1);
+        return;
+    }
+    char why[128];
+    snprintf(why, sizeof why, "uid %u is over its %u connections (%u more refusals not logged)", (unsigned)uid,
+             cap, atomic_exchange(&unlogged, 0));
+    vf_request_log(stderr, "", "connection_refused", why);
+}
+
 /* Unix side: count connections per uid; one over its cap is shut at once
  * (libmicrohttpd then closes it), so others' connections stay available. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -114,11 +133,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         return;
     *socket_context = (void *)((uintptr_t)cred.uid + 1);
     if (!vf_peer_counts_add(l->server->peers, cred.uid)) {
-        char why[96];
-        snprintf(why, sizeof why, "uid %u is over its %u connections", (unsigned)cred.uid,
-                 l->server->opts.per_peer_connections);
-        vf_request_log(stderr, "", "connection_refused", why);
         shutdown(info->connect_fd, SHUT_RDWR);
+        note_refusal(cred.uid, l->server->opts.per_peer_connections);
     }
 }
 

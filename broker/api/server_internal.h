@@ -50,6 +50,7 @@ typedef struct {
     size_t len;
     bool too_large;
     bool tcp;          /* arrived on the TCP listener: identify by bearer token */
+    bool refused;      /* answered as soon as the head came in */
     struct vf_server *server;
     struct vf_deferred *deferred;   /* suspended work; its answer is sent on resume */
 } vf_request_ctx;

@@ -1,8 +1,16 @@
 /* E2E: the loopback TCP listener identifies callers by bearer token (stored
  * as SHA-256 only), and the listener itself is never a fetch target. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -208,4 +216,74 @@ Test(tcp_tokens, reload_revokes_a_token)
     hx_response fresh = tcp_call("Bearer a-different-token", "GET", "/v1/health", NULL);
     cr_assert_eq(fresh.status, 200, "new token refused: %ld %s", fresh.status, fresh.body);
     hx_response_free(&fresh);
+}
+
+static int tcp_connect(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)broker.tcp_port) };
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0, "connect: %s", strerror(errno));
+    return fd;
+}
+
+/* Authentication before resources: a TCP caller without a valid token is
+ * refused as soon as its head is in, without the broker waiting for (or
+ * buffering) the body it announced. */
+Test(tcp_tokens, no_token_is_refused_before_the_body)
+{
+    start_with_token();
+    int fd = tcp_connect();
+    static const char head[] = "POST /v1/lookup HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                               "Content-Length: 60000\r\n\r\n";
+    cr_assert_eq(send(fd, head, sizeof head - 1, MSG_NOSIGNAL), (ssize_t)(sizeof head - 1));
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    double t0 = hx_now_ms();
+    char got[256] = "";
+    ssize_t n = poll(&p, 1, 3000) == 1 ? recv(fd, got, sizeof got - 1, 0) : -1;
+    double took = hx_now_ms() - t0;
+    close(fd);
+    cr_assert_gt(n, 0, "no answer within 3 s to a tokenless head (the broker waits for the body)");
+    got[n] = '\0';
+    cr_assert(strncmp(got, "HTTP/1.1 403", 12) == 0, "answer: %.60s", got);
+    cr_log_info("tokenless head refused in %.1f ms", took);
+}
+
+typedef struct {
+    char auth[128];
+    char body[512];
+    hx_response r;
+} slow_call;
+
+static void *run_slow(void *arg)
+{
+    slow_call *c = arg;
+    c->r = tcp_call(c->auth, "POST", "/v1/lookup", c->body);
+    return NULL;
+}
+
+/* SIGTERM stops accepting; a client arriving on TCP while in-flight work
+ * drains gets 503 with Retry-After, not a reset or a hang. */
+Test(tcp_tokens, sigterm_answers_late_tcp_clients_with_503)
+{
+    start_with_token();
+    static slow_call c;
+    char url[256];
+    pol_fmt(c.auth, sizeof c.auth, "Bearer %s", token);
+    pol_fmt(c.body, sizeof c.body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, "/slow?ms=2500", url, sizeof url));
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, run_slow, &c), 0);
+    pol_sleep_ms(500);
+    cr_assert_eq(kill(broker.hx.pid, SIGTERM), 0);
+    pol_sleep_ms(200);
+    char retry[16];
+    pol_req q = { .tcp = true, .authorization = c.auth, .method = "GET", .path = "/v1/health" };
+    hx_response late = pol_http(&broker, &q, retry, sizeof retry);
+    pthread_join(t, NULL);
+    cr_assert_eq(late.status, 503, "a client arriving during the drain: HTTP %ld (curl %d)", late.status,
+                 late.curl_code);
+    cr_assert(retry[0], "503 without Retry-After");
+    cr_assert_eq(c.r.status, 200, "the in-flight lookup: HTTP %ld (curl %d)", c.r.status, c.r.curl_code);
+    hx_response_free(&late);
+    hx_response_free(&c.r);
 }
