@@ -13,6 +13,7 @@
 
 #include "broker/memory_tune.h"
 #include "broker/broker_context.h"
+#include "broker/reload_guard.h"
 #include "broker/spawn/confinement.h"
 #include "broker/api/capacity.h"
 #include "broker/api/health.h"
@@ -159,26 +160,46 @@ static unsigned drain_budget_ms(vf_broker_holder *holder)
 }
 
 /* SIGHUP: build a complete new snapshot first; only a valid one replaces the
- * running policy, and in-flight lookups finish on the snapshot they took. */
-static void reload(const options *o, vf_broker_holder *holder, vf_runtime *rt)
+ * running policy, and in-flight lookups finish on the snapshot it took.
+ * Settings that only apply at start-up keep their running values, each
+ * named in a warning; worker.max_concurrent applies live. */
+static void reload(const options *o, vf_broker_holder *holder, vf_runtime *rt, vf_server *server,
+                   unsigned listeners)
 {
     vf_config *cfg = load_config(o);
-    if (cfg)
-        register_self(cfg);
     if (!cfg) {
         fprintf(stderr, "verifetchd: reload rejected; keeping the running configuration\n");
         return;
     }
-    char err[1024];
-    vf_broker *next = vf_broker_new(cfg, rt, err, sizeof err);
+    char err[1024], changed[256];
+    vf_broker *running = vf_holder_acquire(holder);
+    int kept = vf_reload_keep_restart_settings(running->cfg, cfg, changed, sizeof changed);
+    unsigned old_slots = running->cfg->max_concurrent;
+    vf_broker_unref(running);
+    vf_capacity cap;
+    vf_capacity_plan(cfg->max_concurrent, listeners, &cap);
+    cfg->max_concurrent = cap.slots;
+    register_self(cfg);
+    vf_broker *next = kept < 0 ? NULL : vf_broker_new(cfg, rt, err, sizeof err);
     if (!next) {
-        fprintf(stderr, "verifetchd: reload rejected (%s); keeping the running configuration\n", err);
+        fprintf(stderr, "verifetchd: reload rejected (%s); keeping the running configuration\n",
+                kept < 0 ? "out of memory" : err);
         vf_config_free(cfg);
         free(cfg);
         return;
     }
+    unsigned slots = next->cfg->max_concurrent;
     vf_holder_swap(holder, next);
-    fprintf(stderr, "verifetchd: configuration reloaded\n");
+    if (slots != old_slots) {
+        vf_server_resize(server, slots);
+        fprintf(stderr, "verifetchd: worker.max_concurrent %u -> %u (admission queue resized)\n", old_slots,
+                slots);
+    }
+    if (kept > 0)
+        fprintf(stderr, "verifetchd: configuration reloaded, except %d setting%s that need%s a restart: %s\n", kept,
+                kept == 1 ? "" : "s", kept == 1 ? "s" : "", changed);
+    else
+        fprintf(stderr, "verifetchd: configuration reloaded\n");
 }
 
 int main(int argc, char **argv)
@@ -290,7 +311,7 @@ int main(int argc, char **argv)
         if (sigwait(&wait_for, &sig) != 0)
             continue;
         if (sig == SIGHUP) {
-            reload(&o, &holder, &runtime);
+            reload(&o, &holder, &runtime, server, tcp_fd >= 0 ? 2 : 1);
             continue;
         }
         fprintf(stderr, "verifetchd: %s received, finishing in-flight lookups\n", strsignal(sig));

@@ -23,6 +23,7 @@ typedef struct {
     bool world_socket;          /* socket mode 0666 and the tmp dir traversable by any uid */
     const char *hosts;          /* non-NULL: run in a private mount ns with this as /etc/hosts */
     const char *root_extra;     /* extra top-level settings, e.g. state = { ... }; */
+    unsigned max_concurrent;    /* worker.max_concurrent; 0 = 16 */
 } pol_broker_opts;
 
 typedef struct {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <criterion/criterion.h>
 
@@ -124,4 +125,23 @@ Test(reload, lookup_in_flight_survives_a_reload)
     expect_served_by(&slow.r, "p1");
     hx_response_free(&slow.r);
     expect_order("p2,p1");
+}
+
+/* A setting that only applies at start-up is not silently ignored: the
+ * reload says which one needs a restart, keeps the running value, and the
+ * rest of the new config applies. */
+Test(reload, restart_only_settings_are_named_and_kept)
+{
+    start();
+    expect_order("p1,p2");
+    opts.tenants = TENANT("p2", "p1");
+    opts.world_socket = true;   /* listen.mode 0600 -> 0666 */
+    cr_assert(pol_reload(&broker, &opts, NULL), "reload rejected: %s", hx_broker_log(&broker.hx));
+    const char *log = hx_broker_log(&broker.hx);
+    cr_assert(strstr(log, "listen.mode") && strstr(log, "restart"),
+              "the reload did not name listen.mode as needing a restart:\n%s", log);
+    struct stat st;
+    cr_assert_eq(stat(broker.hx.socket_path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "the socket's mode changed to 0%o on reload", st.st_mode & 0777);
+    expect_order("p2,p1");   /* the rest applied */
 }
