@@ -404,3 +404,59 @@ Test(serving, startup_probe_of_a_wedged_socket_gives_up)
     cr_log_info("refused in %.0f ms", took);
     free(err);
 }
+
+/* ---- cancellation ------------------------------------------------------------- */
+
+static int send_lookup_raw(const char *url)
+{
+    struct sockaddr_un sa = broker_addr();
+    char body[512], req[1024];
+    int blen = snprintf(body, sizeof body, "{\"url\": \"%s\"}", url);
+    int rlen = snprintf(req, sizeof req,
+                        "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %d\r\n\r\n%s", blen, body);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    cr_assert_eq(send(fd, req, (size_t)rlen, MSG_NOSIGNAL), rlen);
+    return fd;
+}
+
+static size_t count_in_log(const char *needle)
+{
+    char *log = hx_read_file(broker.stderr_path, NULL);
+    size_t n = 0;
+    for (const char *p = log; p && (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    free(log);
+    return n;
+}
+
+/* A client that hangs up gives its slot back at once: with one slot, the
+ * next lookup is served right away instead of after the hung lookup's 8 s
+ * deadline. (The worker kill itself is the pool's test.) */
+Test(serving, client_hangup_cancels_the_lookup)
+{
+    start(1, 8000);
+    char url[256];
+    int before = hx_origin_connections(&origin);
+    int fd = send_lookup_raw(hx_origin_url(&origin, false, "/hang?c=1", url, sizeof url));
+    double t0 = hx_now_ms();
+    while (hx_origin_connections(&origin) <= before && hx_now_ms() - t0 < 3000)
+        usleep(5000);
+    cr_assert_gt(hx_origin_connections(&origin), before, "the hanging lookup never reached the origin");
+    usleep(300 * 1000);
+    close(fd);
+    double hung_up = hx_now_ms();
+    while (count_in_log("client_gone") == 0 && hx_now_ms() - hung_up < 5000)
+        usleep(2000);
+    double cancelled_ms = hx_now_ms() - hung_up;
+    hx_response r = hx_lookup(&broker, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, "/page", url, sizeof url));
+    double next_ms = hx_now_ms() - hung_up;
+    cr_log_info("hang-up -> lookup returned %.0f ms, next lookup on the one slot answered %.0f ms", cancelled_ms,
+                next_ms);
+    cr_assert_eq(r.status, 200, "next lookup: HTTP %ld", r.status);
+    hx_response_free(&r);
+    cr_assert_leq(cancelled_ms, 1000, "the lookup ran on %.0f ms after the client hung up\n%s", cancelled_ms,
+                  hx_broker_log(&broker));
+    cr_assert_leq(next_ms, 4000, "the next lookup waited %.0f ms for the slot", next_ms);
+}
