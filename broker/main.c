@@ -17,6 +17,7 @@
 #include "broker/spawn/confinement.h"
 #include "broker/api/capacity.h"
 #include "broker/api/health.h"
+#include "broker/spawn/worker_slot.h"
 #include "broker/spawn/zygote_client.h"
 #include "broker/api/server.h"
 #include "broker/api/socket_activation.h"
@@ -191,9 +192,10 @@ static void reload(const options *o, vf_broker_holder *holder, vf_runtime *rt, v
     unsigned slots = next->cfg->max_concurrent;
     vf_holder_swap(holder, next);
     if (slots != old_slots) {
+        vf_worker_slots_resize(&rt->worker_slots, slots);
         vf_server_resize(server, slots);
-        fprintf(stderr, "verifetchd: worker.max_concurrent %u -> %u (admission queue resized)\n", old_slots,
-                slots);
+        fprintf(stderr, "verifetchd: worker.max_concurrent %u -> %u applied (worker slots and admission queue)\n",
+                old_slots, slots);
     }
     if (kept > 0)
         fprintf(stderr, "verifetchd: configuration reloaded, except %d setting%s that need%s a restart: %s\n", kept,

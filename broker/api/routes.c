@@ -145,6 +145,21 @@ static enum MHD_Result handle_metrics(vf_broker *b, const vf_tenant_config *tena
     return ret;
 }
 
+/* Liveness answers 200 while we serve; readiness 503 when lookups cannot run. */
+static vf_answer health_answer(vf_server *s, const vf_broker *b, bool readiness)
+{
+    vf_pool_status pool;
+    vf_admission_stats queue;
+    vf_pool_status_get(b, &pool);
+    vf_admission_stats_get(s->admission, &queue);
+    vf_health_inputs in = { .startup = s->opts.health, .pool = &pool, .queue = &queue,
+                            .draining = atomic_load(&s->draining) };
+    bool ok = vf_health_not_ready(&in) == NULL;
+    vf_answer a = { .status = readiness && !ok ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
+                    .doc = vf_health_json(&in) };
+    return a;
+}
+
 enum MHD_Result vf_route(vf_server *s, vf_broker *b, struct MHD_Connection *c, const char *method,
                          const char *url, vf_request_ctx *ctx)
 {
@@ -152,6 +167,7 @@ enum MHD_Result vf_route(vf_server *s, vf_broker *b, struct MHD_Connection *c, c
     bool post = strcmp(method, "POST") == 0;
     bool lookup = strcmp(url, "/v1/lookup") == 0, health = strcmp(url, "/v1/health") == 0;
     bool spec = strcmp(url, "/v1/tool-spec") == 0, metrics = strcmp(url, "/metrics") == 0;
+    bool ready = strcmp(url, "/v1/ready") == 0;
     const vf_tenant_config *tenant = vf_route_tenant(b->cfg, c, ctx->tcp);
     if (strcmp(url, "/mcp") == 0) {
         enum MHD_Result ret;
@@ -159,7 +175,7 @@ enum MHD_Result vf_route(vf_server *s, vf_broker *b, struct MHD_Connection *c, c
             return ret;
         return start_deferred(s, b, c, ctx, tenant, NULL);
     }
-    if (!lookup && !health && !spec && !metrics)
+    if (!lookup && !health && !ready && !spec && !metrics)
         return send_error(c, MHD_HTTP_NOT_FOUND, "", "no such endpoint");
     if (lookup ? !post : !get)
         return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "", lookup ? "use POST" : "use GET");
@@ -177,6 +193,6 @@ enum MHD_Result vf_route(vf_server *s, vf_broker *b, struct MHD_Connection *c, c
         vf_answer a = { .status = MHD_HTTP_OK, .doc = doc };
         return vf_answer_send(c, &a);
     }
-    vf_answer a = { .status = MHD_HTTP_OK, .doc = vf_health_json(s->opts.health) };
+    vf_answer a = health_answer(s, b, ready);
     return vf_answer_send(c, &a);
 }
