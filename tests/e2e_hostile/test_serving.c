@@ -165,12 +165,19 @@ Test(serving, health_answers_under_half_open_connections_and_saturation)
     usleep(500 * 1000);   /* the lookups are in */
     double lat[PROBES];
     size_t failed = probe_health(PROBES, lat);
+    size_t metrics_failed = 0;
+    for (int i = 0; i < 20; i++) {
+        hx_response m = hx_request(&broker, "GET", "/metrics", NULL, 0);
+        metrics_failed += m.status != 200;
+        hx_response_free(&m);
+    }
     double p50 = lat[PROBES / 2], p99 = lat[PROBES * 99 / 100];
     cr_log_info("health under %d half-open + saturation: p50 %.1f ms, p99 %.1f ms, max %.1f ms, %zu failed",
                 IDLE, p50, p99, lat[PROBES - 1], failed);
     pthread_join(t, NULL);
     close_all(fds, IDLE);
     cr_assert_eq(failed, 0, "%zu of %d health probes failed\n%s", failed, PROBES, hx_broker_log(&broker));
+    cr_assert_eq(metrics_failed, 0, "%zu of 20 metrics scrapes failed", metrics_failed);
     cr_assert_leq(p99, 50.0 * HEALTH_SLACK, "health p99 %.1f ms > %.0f ms (p50 %.1f)", p99, 50.0 * HEALTH_SLACK, p50);
     hx_assert_no_sanitizer_report(&broker);
     size_t ok = 0;
@@ -553,4 +560,32 @@ Test(serving, reload_resizes_the_worker_slots)
     }
     cr_log_info("three 1 s lookups after the resize: %.0f ms", took);
     cr_assert_lt(took, 2800, "three 1 s lookups took %.0f ms: they did not run side by side", took);
+}
+
+/* A worker executable that is not a worker: the start-up probe fails and no
+ * lookup can run. Liveness still answers 200 but says so; readiness is 503
+ * with the reason. (Before: "status": "ok" and no readiness endpoint.) */
+Test(serving, ready_is_503_when_the_start_up_probe_failed)
+{
+    static char conf[CONF_MAX];
+    hx_origin_start(&origin, NULL, NULL);
+    snprintf(conf, sizeof conf,
+             "worker = { path = \"/bin/true\"; ca_file = \"%s\"; max_concurrent = 2; };\n"
+             "tenants = ( { name = \"serving\"; attempt_ceiling = 1; timeout_ms = 3000;\n"
+             "  egress = { allow = [ \"127.0.0.1/32\" ]; any_port = true; }; } );\n",
+             hx_default_ca()->ca_pem);
+    hh_broker_start(&broker, conf);
+    long status = 0;
+    json_t *ready = get_json("/v1/ready", &status);
+    char *text = json_dumps(ready, JSON_COMPACT);
+    cr_log_info("ready with a broken worker: HTTP %ld %s", status, text);
+    cr_assert_eq(status, 503, "%s", text);
+    cr_assert(json_is_false(json_object_get(ready, "ready")), "%s", text);
+    cr_assert(json_is_string(json_object_get(ready, "not_ready")), "%s", text);
+    free(text);
+    json_decref(ready);
+    json_t *live = get_json("/v1/health", &status);
+    cr_assert_eq(status, 200);
+    cr_assert_str_neq(json_string_value(json_object_get(live, "status")), "ok");
+    json_decref(live);
 }
