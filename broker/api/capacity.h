@@ -9,7 +9,7 @@
 
 #define VF_CAPACITY_FDS_PER_SLOT 8u     /* worker socket, pidfd, origin, pipes, cancel token */
 #define VF_CAPACITY_FDS_PER_QUEUED 2u   /* a queued lookup's cancellation token */
-#define VF_CAPACITY_HEADROOM 512u       /* connections beyond the admitted lookups: health, idle, refusals */
+#define VF_CAPACITY_HEADROOM 4096u      /* connections beyond the admitted lookups: health, idle, bursts that get 503 */
 #define VF_CAPACITY_RESERVED_FDS 64u    /* logs, config, resolver, the zygote */
 #define VF_CAPACITY_MIN_CONNECTIONS 128u
 
