@@ -338,3 +338,33 @@ char *http_response(const char *status_line, const char *headers, const char *bo
     *out_len = (size_t)n + body_len;
     return r;
 }
+
+void fetch_page(const char *ctype_header, const char *body, size_t body_len, uint32_t render,
+                worker_run *r)
+{
+    size_t len;
+    char *resp = http_response("HTTP/1.1 200 OK", ctype_header, body, body_len, &len);
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = resp;
+    o.response_len = len;
+    origin_start(&o);
+    char url[128];
+    snprintf(url, sizeof url, "http://origin.test:%u/docs/page.html", o.port);
+    vf_job job = basic_job(url);
+    job.port = o.port;
+    job.render = render;
+    run_worker(worker_path("verifetch-worker"), &job, origin_connect(&o), FETCH_PAGE_WAIT_MS, r);
+    origin_stop(&o);
+    free(resp);
+    cr_assert(WIFEXITED(r->wstatus) && WEXITSTATUS(r->wstatus) == 0, "worker status %#x",
+              r->wstatus);
+    cr_assert_eq(r->decode_err, VF_IPC_OK, "%s", vf_ipc_strerror(r->decode_err));
+    cr_assert_null(r->res.transport_error, "%s", r->res.detail);
+}
+
+char *html_text_of(const char *body, uint32_t render, worker_run *r)
+{
+    fetch_page("Content-Type: text/html; charset=utf-8", body, strlen(body), render, r);
+    return (char *)r->res.text;
+}

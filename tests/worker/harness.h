@@ -89,4 +89,15 @@ vf_job basic_job(char *url);
 char *http_response(const char *status_line, const char *headers, const char *body,
                     size_t body_len, size_t *out_len);
 
+#define FETCH_PAGE_WAIT_MS 15000
+
+/* The production worker fetches body, served at 200 with the header line
+ * ctype_header from a loopback origin, under job render mask render; asserts
+ * a clean exit and a decoded result without transport error. */
+void fetch_page(const char *ctype_header, const char *body, size_t body_len, uint32_t render,
+                worker_run *r);
+
+/* fetch_page of a NUL-terminated UTF-8 HTML page; returns r->res.text. */
+char *html_text_of(const char *body, uint32_t render, worker_run *r);
+
 #endif

@@ -12,39 +12,6 @@
 
 #include "harness.h"
 
-#define WAIT_MS 15000
-
-/* Runs the worker on body served with ctype_header; render is the job's mask. */
-static void fetch_page(const char *ctype_header, const char *body, size_t body_len,
-                       uint32_t render, worker_run *r)
-{
-    size_t len;
-    char *resp = http_response("HTTP/1.1 200 OK", ctype_header, body, body_len, &len);
-    test_origin o;
-    memset(&o, 0, sizeof o);
-    o.response = resp;
-    o.response_len = len;
-    origin_start(&o);
-    char url[128];
-    snprintf(url, sizeof url, "http://origin.test:%u/docs/page.html", o.port);
-    vf_job job = basic_job(url);
-    job.port = o.port;
-    job.render = render;
-    run_worker(worker_path("verifetch-worker"), &job, origin_connect(&o), WAIT_MS, r);
-    origin_stop(&o);
-    free(resp);
-    cr_assert(WIFEXITED(r->wstatus) && WEXITSTATUS(r->wstatus) == 0, "worker status %#x",
-              r->wstatus);
-    cr_assert_eq(r->decode_err, VF_IPC_OK, "%s", vf_ipc_strerror(r->decode_err));
-    cr_assert_null(r->res.transport_error, "%s", r->res.detail);
-}
-
-static char *text_of(const char *body, uint32_t render, worker_run *r)
-{
-    fetch_page("Content-Type: text/html; charset=utf-8", body, strlen(body), render, r);
-    return (char *)r->res.text;
-}
-
 #define PARA(x) "<p>" x " It carries enough ordinary words, commas, clauses and length " \
                 "to read like the body of an article, which is what a reader came for.</p>"
 
@@ -69,7 +36,7 @@ static const char news_page[] =
 Test(worker_pages, article_is_picked_from_nav_ads_and_consent)
 {
     worker_run r;
-    const char *t = text_of(news_page, VF_RENDER_TEXT, &r);
+    const char *t = html_text_of(news_page, VF_RENDER_TEXT, &r);
     cr_assert(strstr(t, "ARTICLEONE") && strstr(t, "ARTICLETWO") && strstr(t, "ARTICLETHREE"), "%s", t);
     static const char *const noise[] = { "NAVTOKEN", "CONSENTTOKEN", "ADTOKEN", "RELATEDTOKEN",
                                          "FOOTERTOKEN", "Accept" };
@@ -91,7 +58,7 @@ Test(worker_pages, article_is_picked_from_nav_ads_and_consent)
     worker_run_free(&r);
 
     /* extract=page keeps the related links but still no chrome or consent. */
-    t = text_of(news_page, VF_RENDER_TEXT | VF_RENDER_PAGE, &r);
+    t = html_text_of(news_page, VF_RENDER_TEXT | VF_RENDER_PAGE, &r);
     cr_assert(strstr(t, "ARTICLEONE") && strstr(t, "RELATEDTOKEN"), "%s", t);
     cr_assert_null(strstr(t, "NAVTOKEN"), "%s", t);
     cr_assert_null(strstr(t, "CONSENTTOKEN"), "%s", t);
@@ -122,7 +89,7 @@ Test(worker_pages, hidden_text_never_reaches_the_model)
     static const uint32_t modes[] = { 0, VF_RENDER_TEXT, VF_RENDER_PAGE, VF_RENDER_TEXT | VF_RENDER_PAGE };
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         worker_run r;
-        const char *t = text_of(page, modes[m], &r);
+        const char *t = html_text_of(page, modes[m], &r);
         cr_assert(strstr(t, "VISIBLEONE") && strstr(t, "VISIBLETWO"), "%s", t);
         for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
             cr_assert_null(strstr(t, hidden[i]), "mode %u: %s leaked: %s", modes[m], hidden[i], t);
@@ -142,7 +109,7 @@ Test(worker_pages, docs_page_without_article_keeps_its_content)
         "<li>DOCSFOUR</li></ul><p>See <a href=\"/ref\">the reference</a>.</p></div>"
         "</body></html>";
     worker_run r;
-    const char *t = text_of(page, 0, &r);
+    const char *t = html_text_of(page, 0, &r);
     cr_assert(strstr(t, "# Configuration"), "%s", t);
     cr_assert(strstr(t, "## Options"), "%s", t);
     static const char *const want[] = { "DOCSONE", "DOCSTWO", "DOCSTHREE", "DOCSFOUR",
@@ -168,7 +135,7 @@ Test(worker_pages, markdown_structure)
         "<img src=\"/i.png\" alt=\"A picture\"> and <code>inline()</code>.</p>"
         "</article></body></html>";
     worker_run r;
-    const char *t = text_of(page, VF_RENDER_PAGE, &r);
+    const char *t = html_text_of(page, VF_RENDER_PAGE, &r);
     static const char *const want[] = {
         "## Code",
         "```python\ndef f(x):\n    if x:\n        return 1\n    return 0\n```",
@@ -186,7 +153,7 @@ Test(worker_pages, markdown_structure)
     worker_run_free(&r);
 
     /* Text: same structure, no markup; pre keeps its indentation. */
-    t = text_of(page, VF_RENDER_PAGE | VF_RENDER_TEXT, &r);
+    t = html_text_of(page, VF_RENDER_PAGE | VF_RENDER_TEXT, &r);
     cr_assert(strstr(t, "def f(x):\n    if x:\n        return 1\n    return 0"), "%s", t);
     cr_assert(strstr(t, "Apple\t3"), "%s", t);
     cr_assert(strstr(t, "\xe2\x80\xa2 one\n  \xe2\x80\xa2 nested a"), "%s", t);
@@ -196,11 +163,11 @@ Test(worker_pages, markdown_structure)
     worker_run_free(&r);
 
     /* Links as a numbered list; links none keeps only their text. */
-    t = text_of(page, VF_RENDER_PAGE | VF_RENDER_LINKS_LIST, &r);
+    t = html_text_of(page, VF_RENDER_PAGE | VF_RENDER_LINKS_LIST, &r);
     cr_assert(strstr(t, "[a link][1]"), "%s", t);
     cr_assert(strstr(t, "\n[1]: http://origin.test:"), "%s", t);
     worker_run_free(&r);
-    t = text_of(page, VF_RENDER_PAGE | VF_RENDER_LINKS_NONE, &r);
+    t = html_text_of(page, VF_RENDER_PAGE | VF_RENDER_LINKS_NONE, &r);
     cr_assert(strstr(t, "line two & a link"), "%s", t);
     cr_assert_null(strstr(t, "http"), "%s", t);
     worker_run_free(&r);
@@ -213,7 +180,7 @@ Test(worker_pages, glued_inline_boxes_are_separated_and_words_are_not_split)
         "<div><span class=\"n\">To 250,000</span><span>The state</span></div>"
         "<p>un<b>bold</b>ed and <em>it</em>alic stay whole</p></body></html>";
     worker_run r;
-    const char *t = text_of(page, VF_RENDER_PAGE | VF_RENDER_TEXT, &r);
+    const char *t = html_text_of(page, VF_RENDER_PAGE | VF_RENDER_TEXT, &r);
     cr_assert(strstr(t, "Home News Sport"), "%s", t);
     cr_assert(strstr(t, "To 250,000 The state"), "%s", t);
     cr_assert(strstr(t, "unbolded and italic stay whole"), "%s", t);
@@ -227,7 +194,7 @@ Test(worker_pages, entities_and_invisible_characters)
         "&LT;tag&GT; &#150;&#128;&#x9F; soft&shy;hy&#173;phen zero&#8203;width "
         "join&#x200D;er &#xFEFF;bom &#x202E;bidi&#x202C; &#x2066;iso&#x2069;</p></body></html>";
     worker_run r;
-    const char *t = text_of(page, VF_RENDER_PAGE | VF_RENDER_TEXT, &r);
+    const char *t = html_text_of(page, VF_RENDER_PAGE | VF_RENDER_TEXT, &r);
     cr_assert_str_eq(t, "a & b <c> \xc3\xa9 \xe2\x99\xa5 \xe2\x98\x85 \xe2\x89\x82\xcc\xb8 "
                         "<tag> \xe2\x80\x93\xe2\x82\xac\xc5\xb8 softhyphen zerowidth "
                         "joiner bom bidi iso");

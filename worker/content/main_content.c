@@ -18,6 +18,8 @@ struct vf_node_stats {
 };
 
 enum { F_CANDIDATE = 1, F_UNLIKELY = 2, F_CLEANED = 4, F_HAS_BLOCK = 8 };
+#define SHORT_LINK_PARA 200u
+
 enum { WEIGH_CLASSES = 1, STRIP_UNLIKELY = 2, CLEAN = 4 };
 
 /* class/id words that pull a block toward or away from being the content. */
@@ -195,6 +197,13 @@ static void init_candidate(xmlNode *el, int flags)
     st->score = s;
 }
 
+/* A custom element (<article-body>, <story-text>) is taken for a div; the
+ * known inline ones (em, span, a...) are part of a paragraph, never a block. */
+static bool is_custom(vf_tag_info t)
+{
+    return t.id == VF_T_OTHER && !(t.flags & VF_TAG_KNOWN);
+}
+
 static float link_density(const struct vf_node_stats *st)
 {
     return st->text ? (float)st->link / (float)st->text : 0.0f;
@@ -245,7 +254,7 @@ static void score_all(xmlNode *body, int flags)
         }
         vf_tag_info t = vf_dom_tag(n);
         bool para = t.id == VF_T_P || t.id == VF_T_PRE || t.id == VF_T_TD;
-        bool inline_div = (t.id == VF_T_DIV || t.id == VF_T_SECTION || t.id == VF_T_OTHER) &&
+        bool inline_div = (t.id == VF_T_DIV || t.id == VF_T_SECTION || is_custom(t)) &&
                           !(st->flags & F_HAS_BLOCK);
         if ((para || inline_div) && st->text >= 25 && n->parent && n != body) {
             vote(n->parent, st->text, st->commas, flags);
@@ -298,8 +307,12 @@ static bool should_clean(xmlNode *el, int flags)
     bool heading = (t.flags & VF_TAG_HEADING) != 0;
     if (heading)
         return (flags & WEIGH_CLASSES) && (class_weight(el) < 0 || link_density(st) > 0.33f);
+    /* A short paragraph that is all link is a teaser for another page
+     * ("READ MORE: ..."), not part of this one. */
+    if (t.id == VF_T_P)
+        return st->text < SHORT_LINK_PARA && link_density(st) >= 0.8f;
     if (!(t.id == VF_T_DIV || t.id == VF_T_SECTION || t.id == VF_T_UL || t.id == VF_T_OL ||
-          t.id == VF_T_TABLE || t.id == VF_T_DL || t.id == VF_T_OTHER || t.id == VF_T_FIGURE))
+          t.id == VF_T_TABLE || t.id == VF_T_DL || is_custom(t) || t.id == VF_T_FIGURE))
         return false;
     float weight = (flags & WEIGH_CLASSES) ? class_weight(el) : 0;
     float cscore = (st->flags & F_CANDIDATE) ? st->score : 0;
