@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/content/content_hints.h"
 #include "worker/content/dom_util.h"
 #include "worker/content/tag_class.h"
 
@@ -18,32 +19,10 @@ struct vf_node_stats {
 };
 
 enum { F_CANDIDATE = 1, F_UNLIKELY = 2, F_CLEANED = 4, F_HAS_BLOCK = 8 };
-#define SHORT_LINK_PARA 200u
+#define SHORT_LINK_PARA 600u
+#define CREDIT_LINE_MAX 300u
 
 enum { WEIGH_CLASSES = 1, STRIP_UNLIKELY = 2, CLEAN = 4 };
-
-/* class/id words that pull a block toward or away from being the content. */
-static const char *const positive_hints[] = {
-    "article", "body", "content", "entry", "hentry", "main", "page", "post", "text", "blog",
-    "story", "prose", "markdown", NULL,
-};
-static const char *const negative_hints[] = {
-    "hidden", "banner", "combx", "comment", "com-", "contact", "foot", "footnote", "masthead",
-    "media", "meta", "outbrain", "taboola", "promo", "related", "scroll", "share", "social",
-    "shoutbox", "sidebar", "skyscraper", "sponsor", "shopping", "tags", "tool", "widget",
-    "newsletter", "subscribe", "recommend", "byline", "author", "breadcrumb", "nav", "menu",
-    NULL,
-};
-/* Blocks so named are set aside on the first attempt, unless they also look like content. */
-static const char *const unlikely_hints[] = {
-    "-ad-", "ad-break", "agegate", "banner", "breadcrumb", "combx", "comment", "community",
-    "cover-wrap", "disqus", "extra", "footer", "gdpr", "header", "legends", "menu", "related",
-    "remark", "replies", "rss", "shoutbox", "sidebar", "skyscraper", "social", "sponsor",
-    "supplemental", "pagination", "pager", "popup", "newsletter", "share", "recirc", NULL,
-};
-static const char *const maybe_hints[] = {
-    "and", "article", "body", "column", "content", "main", "shadow", NULL,
-};
 
 typedef struct {
     struct vf_node_stats *stats;
@@ -144,33 +123,6 @@ static void collect(xmlNode *el, bool in_link, collect_ctx *c)
         st->input++;
 }
 
-static float class_weight(const xmlNode *el)
-{
-    float w = 0;
-    const char *names[2] = { "class", "id" };
-    for (int i = 0; i < 2; i++) {
-        const char *v = vf_dom_attr(el, names[i]);
-        if (!v || !v[0])
-            continue;
-        char soup[256];
-        size_t o = 0;
-        for (; *v && o + 1 < sizeof soup; v++)
-            soup[o++] = (*v >= 'A' && *v <= 'Z') ? (char)(*v + 32) : *v;
-        soup[o] = '\0';
-        if (vf_dom_hint_any(soup, negative_hints))
-            w -= 25;
-        if (vf_dom_hint_any(soup, positive_hints))
-            w += 25;
-    }
-    return w;
-}
-
-static bool is_article_body(const xmlNode *el)
-{
-    const char *ip = vf_dom_attr(el, "itemprop");
-    return ip && strstr(ip, "articleBody") != NULL;
-}
-
 static void init_candidate(xmlNode *el, int flags)
 {
     struct vf_node_stats *st = st_of(el);
@@ -190,10 +142,10 @@ static void init_candidate(xmlNode *el, int flags)
     case VF_T_TH: s = -5; break;
     default: break;
     }
-    if (is_article_body(el))
+    if (vf_hint_article_body(el))
         s += 15;
     if (flags & WEIGH_CLASSES)
-        s += class_weight(el);
+        s += vf_hint_class_weight(el);
     st->score = s;
 }
 
@@ -214,11 +166,18 @@ static bool is_unlikely(const xmlNode *el)
     vf_tag_info t = vf_dom_tag(el);
     if (t.id == VF_T_BODY || t.id == VF_T_HTML || t.id == VF_T_A || t.id == VF_T_ARTICLE ||
         t.id == VF_T_MAIN || t.id == VF_T_TABLE || t.id == VF_T_TBODY || t.id == VF_T_TR ||
-        t.id == VF_T_TD || t.id == VF_T_TH || t.id == VF_T_P || is_article_body(el))
+        t.id == VF_T_TD || t.id == VF_T_TH || t.id == VF_T_P || vf_hint_article_body(el))
         return false;
-    char soup[256];
-    vf_dom_class_id(el, soup, sizeof soup);
-    return vf_dom_hint_any(soup, unlikely_hints) && !vf_dom_hint_any(soup, maybe_hints);
+    return vf_hint_unlikely(el);
+}
+
+/* Readers' comments are never the article, whichever attempt this is. */
+static bool is_comment_thread(const xmlNode *el)
+{
+    vf_tag_info t = vf_dom_tag(el);
+    if (t.id == VF_T_BODY || t.id == VF_T_ARTICLE || t.id == VF_T_MAIN || vf_hint_article_body(el))
+        return false;
+    return vf_hint_comment_thread(el);
 }
 
 /* One paragraph's vote: its container gets it whole, the next ancestor
@@ -247,7 +206,7 @@ static void score_all(xmlNode *body, int flags)
             n = vf_dom_next(n, body, false);
             continue;
         }
-        if ((flags & STRIP_UNLIKELY) && n != body && is_unlikely(n)) {
+        if (n != body && (((flags & STRIP_UNLIKELY) && is_unlikely(n)) || is_comment_thread(n))) {
             st->flags |= F_UNLIKELY;
             n = vf_dom_next(n, body, true);
             continue;
@@ -304,9 +263,15 @@ static bool should_clean(xmlNode *el, int flags)
     struct vf_node_stats *st = st_of(el);
     if (!st)
         return false;
+    /* Captions and photo credits describe a picture the reader does not get;
+     * a byline or dateline repeats what the receipt's metadata says. */
+    if (t.id == VF_T_FIGCAPTION)
+        return true;
+    if (st->text < CREDIT_LINE_MAX && vf_hint_credit_line(el))
+        return true;
     bool heading = (t.flags & VF_TAG_HEADING) != 0;
     if (heading)
-        return (flags & WEIGH_CLASSES) && (class_weight(el) < 0 || link_density(st) > 0.33f);
+        return (flags & WEIGH_CLASSES) && (vf_hint_class_weight(el) < 0 || link_density(st) > 0.33f);
     /* A short paragraph that is all link is a teaser for another page
      * ("READ MORE: ..."), not part of this one. */
     if (t.id == VF_T_P)
@@ -314,7 +279,7 @@ static bool should_clean(xmlNode *el, int flags)
     if (!(t.id == VF_T_DIV || t.id == VF_T_SECTION || t.id == VF_T_UL || t.id == VF_T_OL ||
           t.id == VF_T_TABLE || t.id == VF_T_DL || is_custom(t) || t.id == VF_T_FIGURE))
         return false;
-    float weight = (flags & WEIGH_CLASSES) ? class_weight(el) : 0;
+    float weight = (flags & WEIGH_CLASSES) ? vf_hint_class_weight(el) : 0;
     float cscore = (st->flags & F_CANDIDATE) ? st->score : 0;
     if (weight + cscore < 0)
         return true;
@@ -415,6 +380,81 @@ static size_t element_children(const xmlNode *n)
     return k;
 }
 
+static bool has_own_text(const xmlNode *n)
+{
+    for (const xmlNode *c = n->children; c; c = c->next)
+        if (c->type == XML_TEXT_NODE && c->content)
+            for (const unsigned char *p = c->content; *p; p++)
+                if (!is_space(*p))
+                    return true;
+    return false;
+}
+
+/* Readability's view of a paragraph: a <p>, a div holding only inline
+ * content, or wrappers around exactly one such (div > p); not a block whose
+ * name says it stands beside the text. */
+static bool para_like(xmlNode *n)
+{
+    for (int depth = 0; depth < 4; depth++) {
+        vf_tag_info t = vf_dom_tag(n);
+        struct vf_node_stats *st = st_of(n);
+        if (vf_hint_beside_text(n))
+            return false;
+        if (t.id == VF_T_P)
+            return true;
+        if (!st || !(t.id == VF_T_DIV || t.id == VF_T_SECTION || is_custom(t)))
+            return false;
+        if (!(st->flags & F_HAS_BLOCK))
+            return true;
+        if (element_children(n) != 1 || has_own_text(n))
+            return false;
+        xmlNode *c = n->children;
+        while (c->type != XML_ELEMENT_NODE)
+            c = c->next;
+        n = c;
+    }
+    return false;
+}
+
+static bool same_element(const xmlNode *a, const xmlNode *b)
+{
+    return a->name && b->name && strcmp((const char *)a->name, (const char *)b->name) == 0 &&
+           same_class(a, b);
+}
+
+static size_t doc_order(const vf_main_pick *pick, const xmlNode *n)
+{
+    return (size_t)(st_of(n) - pick->stats);
+}
+
+/* Articles cut into chunks (a figure or an ad between them) repeat the
+ * chunk's wrapper: a wrapper of the pick, up to two levels above it, with
+ * siblings of the same tag and class that hold paragraphs brings those in. */
+static void add_repeated_chunks(xmlNode *body, xmlNode *top, vf_main_pick *pick)
+{
+    xmlNode *a = top->parent;
+    for (int level = 1; level <= 2 && a && a != body && a->type == XML_ELEMENT_NODE;
+         level++, a = a->parent) {
+        for (xmlNode *s = a->parent ? a->parent->children : NULL; s; s = s->next) {
+            struct vf_node_stats *st = st_of(s);
+            if (s == a || !st || !same_element(s, a) || (st->flags & F_UNLIKELY))
+                continue;
+            if (st->p == 0 || st->text < 100 || link_density(st) > 0.33f ||
+                pick->n_parts >= VF_MAIN_MAX_PARTS)
+                continue;
+            pick->parts[pick->n_parts++] = s;
+        }
+    }
+    /* Back into document order (insertion sort: a handful of parts). */
+    for (size_t i = 1; i < pick->n_parts; i++) {
+        xmlNode *n = pick->parts[i];
+        size_t j = i;
+        for (; j > 0 && doc_order(pick, pick->parts[j - 1]) > doc_order(pick, n); j--)
+            pick->parts[j] = pick->parts[j - 1];
+        pick->parts[j] = n;
+    }
+}
+
 static void gather(xmlNode *body, xmlNode *top, vf_main_pick *pick)
 {
     pick->n_parts = 0;
@@ -445,7 +485,7 @@ static void gather(xmlNode *body, xmlNode *top, vf_main_pick *pick)
             float bonus = same_class(s, top) ? top_score * 0.2f : 0;
             if ((st->flags & F_CANDIDATE) && final_score(s) + bonus >= threshold) {
                 take = true;
-            } else if (vf_dom_tag(s).id == VF_T_P) {
+            } else if (para_like(s)) {
                 float ld = link_density(st);
                 if (st->text > 80 && ld < 0.25f)
                     take = true;
@@ -456,6 +496,7 @@ static void gather(xmlNode *body, xmlNode *top, vf_main_pick *pick)
         if (take)
             pick->parts[pick->n_parts++] = s;
     }
+    add_repeated_chunks(body, top, pick);
 }
 
 static void reset(vf_main_pick *pick)
@@ -513,7 +554,8 @@ bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick)
             settled = true;
             break;
         }
-        if (chars > best_chars) {
+        /* A looser attempt must find clearly more, not merely what cleaning removed. */
+        if (chars > best_chars + best_chars / 4) {
             best_chars = chars;
             best_flags = attempts[i];
         }
