@@ -1,6 +1,8 @@
 /* Measure a verifetch worker's peak RSS for one fetch, outside the broker.
  *
- *   verifetch-bench-worker-rss WORKER URL IP PORT MAX_BODY [CA_FILE]
+ *   verifetch-bench-worker-rss WORKER URL IP PORT MAX_BODY [CA_FILE|- [RENDER]]
+ *
+ * (RENDER: the job's VF_RENDER_* mask, a number; default 0 = Markdown of the main content)
  *
  * It does what the broker's direct provider does for one hop (connect, spawn
  * the worker on fd 3 with an empty environment, send the same job frame with
@@ -27,6 +29,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,15 +105,17 @@ static void exec_worker(const char *worker, int ipc_fd)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6 && argc != 7) {
-        fprintf(stderr, "usage: %s WORKER URL IP PORT MAX_BODY [CA_FILE]\n", argv[0]);
+    if (argc < 6 || argc > 8) {
+        fprintf(stderr, "usage: %s WORKER URL IP PORT MAX_BODY [CA_FILE|- [RENDER]]\n", argv[0]);
         return 2;
     }
     vf_job job = {
         .url = argv[2], .connect_ip = argv[3], .port = (uint16_t)strtoul(argv[4], NULL, 10),
         .timeout_ms = JOB_TIMEOUT_MS, .max_body = strtoull(argv[5], NULL, 10), .mode = VF_MODE_RAW,
+        .render = argc == 8 ? (uint32_t)strtoul(argv[7], NULL, 0) & VF_RENDER_ALL : 0,
     };
-    if (argc == 7 && !(job.ca_pem = read_file(argv[6], &job.ca_pem_len))) {
+    bool with_ca = argc >= 7 && strcmp(argv[6], "-") != 0;
+    if (with_ca && !(job.ca_pem = read_file(argv[6], &job.ca_pem_len))) {
         fprintf(stderr, "cannot read %s\n", argv[6]);
         return 1;
     }
