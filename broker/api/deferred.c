@@ -80,7 +80,8 @@ static void *run(void *arg)
     vf_server *s = d->server;
     if (d->is_mcp) {
         unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-        d->answer.doc = vf_mcp_http_answer(d->broker, d->tenant, d->body, d->len, &status);
+        d->answer.doc = vf_mcp_http_answer(d->broker, d->tenant, d->body, d->len,
+                                           d->has_cancel ? &d->cancel : NULL, &status);
         d->answer.status = status;
     } else {
         d->answer = lookup_answer(d);
@@ -107,7 +108,7 @@ static int start(vf_server *s, struct MHD_Connection *c, vf_request_ctx *ctx, vf
     atomic_init(&d->refs, 2);
     d->has_cancel = vf_cancel_init(&d->cancel) == 0;  /* without one the lookup just runs to its deadline */
     if (d->has_cancel && !d->is_mcp)
-        d->req.cancel = &d->cancel;
+        d->req.cancel = &d->cancel;   /* MCP: handed to its backend in run() */
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     pthread_attr_t attr;
     pthread_t t;

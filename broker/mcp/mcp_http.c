@@ -97,7 +97,7 @@ bool vf_mcp_http_refused(struct MHD_Connection *c, const vf_tenant_config *tenan
 }
 
 json_t *vf_mcp_http_answer(const vf_broker *b, const vf_tenant_config *tenant, const char *body, size_t len,
-                           unsigned *status)
+                           struct vf_cancel *cancel, unsigned *status)
 {
     json_error_t jerr;
     json_t *m = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
@@ -108,7 +108,7 @@ json_t *vf_mcp_http_answer(const vf_broker *b, const vf_tenant_config *tenant, c
         return vf_mcp_error_response(NULL, &err);
     }
     vf_mcp_msg_kind kind = vf_mcp_kind(m);
-    vf_mcp_local local = { .broker = b, .tenant = tenant };
+    vf_mcp_local local = { .broker = b, .tenant = tenant, .cancel = cancel };
     vf_mcp_backend be = vf_mcp_local_backend(&local);
     json_t *answer = vf_mcp_handle(&be, m);
     json_decref(m);
@@ -128,6 +128,6 @@ enum MHD_Result vf_mcp_http_serve(struct MHD_Connection *c, const vf_broker *b, 
     if (vf_mcp_http_refused(c, tenant, method, too_large, &ret))
         return ret;
     unsigned status = 0;
-    json_t *answer = vf_mcp_http_answer(b, tenant, body, len, &status);
+    json_t *answer = vf_mcp_http_answer(b, tenant, body, len, NULL, &status);
     return reply(c, status, answer);
 }

@@ -21,12 +21,13 @@ enum MHD_Result vf_mcp_http_serve(struct MHD_Connection *c, const vf_broker *b, 
 /* The same in two halves, so the blocking half can run off the server
  * thread: the header checks (true = a refusal was queued, *ret its result;
  * needs no body, so it can run as soon as the head is in), then the message
- * itself (may run a lookup; no connection needed). NULL with *status 202 =
+ * itself (may run a lookup, cancelled when cancel fires; no connection needed). NULL with *status 202 =
  * answer with no body. */
 bool vf_mcp_http_refused(struct MHD_Connection *c, const vf_tenant_config *tenant, const char *method,
                          bool too_large, enum MHD_Result *ret);
+struct vf_cancel;
 json_t *vf_mcp_http_answer(const vf_broker *b, const vf_tenant_config *tenant, const char *body, size_t len,
-                           unsigned *status);
+                           struct vf_cancel *cancel, unsigned *status);
 
 /* The DNS-rebinding checks, exposed for unit tests: a Host header (NULL =
  * absent) must name a loopback host; an Origin header, when present, must be

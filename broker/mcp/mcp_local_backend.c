@@ -61,6 +61,7 @@ static json_t *local_lookup(void *ctx, const json_t *arguments, vf_mcp_error *er
         return NULL;
     }
     int64_t started = vf_now_ms();
+    req.cancel = l->cancel;
     json_t *result = vf_lookup_run(b, l->tenant, &req);
     vf_quota_release(b->rt->quota, tenant);
     if (result)

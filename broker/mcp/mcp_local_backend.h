@@ -7,9 +7,12 @@
 #include "broker/broker_context.h"
 #include "broker/mcp/mcp_protocol.h"
 
+struct vf_cancel;
+
 typedef struct {
     const vf_broker *broker;
     const vf_tenant_config *tenant;
+    struct vf_cancel *cancel;   /* fired when the HTTP client hangs up; NULL = never */
 } vf_mcp_local;
 
 /* A backend whose ctx is local (which must outlive it). */

@@ -589,3 +589,37 @@ Test(serving, ready_is_503_when_the_start_up_probe_failed)
     cr_assert_str_neq(json_string_value(json_object_get(live, "status")), "ok");
     json_decref(live);
 }
+
+/* The same through MCP: a tools/call whose HTTP client hangs up gives the
+ * one slot back at once. */
+Test(serving, mcp_client_hangup_cancels_the_lookup)
+{
+    start(1, 8000);
+    char url[256], body[600], req[1024];
+    hx_origin_url(&origin, false, "/hang?m=1", url, sizeof url);
+    int blen = snprintf(body, sizeof body,
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                        "\"verified_web_lookup\",\"arguments\":{\"url\":\"%s\"}}}", url);
+    int rlen = snprintf(req, sizeof req,
+                        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                        "Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", blen, body);
+    int before = hx_origin_connections(&origin);
+    struct sockaddr_un sa = broker_addr();
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    cr_assert_eq(send(fd, req, (size_t)rlen, MSG_NOSIGNAL), rlen);
+    double t0 = hx_now_ms();
+    while (hx_origin_connections(&origin) <= before && hx_now_ms() - t0 < 3000)
+        usleep(5000);
+    cr_assert_gt(hx_origin_connections(&origin), before, "the MCP lookup never reached the origin\n%s",
+                 hx_broker_log(&broker));
+    usleep(300 * 1000);
+    close(fd);
+    double hung_up = hx_now_ms();
+    while (count_in_log("\"event\":\"lookup\"") == 0 && hx_now_ms() - hung_up < 5000)
+        usleep(2000);
+    double ended_ms = hx_now_ms() - hung_up;
+    cr_log_info("MCP hang-up -> lookup returned %.0f ms", ended_ms);
+    cr_assert_leq(ended_ms, 1000, "the MCP lookup ran on %.0f ms after the client hung up", ended_ms);
+    hx_assert_no_sanitizer_report(&broker);
+}
