@@ -184,6 +184,11 @@ static int confine(vf_job *job, const vf_worker_ctx *ctx, char *err, size_t errl
     return ctx->preconfined ? 0 : lock_down(job, ctx, err, errlen);
 }
 
+static void release_body(void *ctx)
+{
+    vf_tbuf_free(ctx);
+}
+
 /* Builds and encodes the result of a finished fetch. NULL when the result
  * cannot be encoded (then the caller answers with an internal error). */
 static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *detail_override,
@@ -197,7 +202,10 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
     if (fr->terr) {
         res.transport_error = (char *)fr->terr;
     } else {
-        vf_extract_opts xo = { .render = job->render, .page_url = job->url };
+        /* Wall signals read the raw body, which extraction lets go early. */
+        vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
+        vf_extract_opts xo = { .render = job->render, .page_url = job->url,
+                               .body_done = release_body, .body_ctx = &fr->body };
         if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,
                              fr->body.data ? fr->body.data : "", fr->body.len,
                              (size_t)job->max_body, &ex)) {
@@ -220,7 +228,6 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
             ex.has_meta = ex.meta.extract && vf_page_meta_add_signal(&ex.meta, VF_SIGNAL_UNSUPPORTED_CHARSET);
         }
         if (ex.has_meta) {
-            vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
             for (size_t i = 0; i < fr->wall.n; i++)
                 (void)vf_page_meta_add_signal(&ex.meta, fr->wall.tok[i]);
             res.meta = &ex.meta;

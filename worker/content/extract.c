@@ -63,7 +63,7 @@ bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out)
 {
-    static const vf_extract_opts defaults = { 0, NULL };
+    static const vf_extract_opts defaults = { 0, NULL, NULL, NULL };
     return vf_extract_with(&defaults, mode, json_pointer, http_status, content_type, body, len,
                            max_text, out);
 }
@@ -73,6 +73,13 @@ static vf_links_style links_of(uint32_t render)
     if (render & VF_RENDER_LINKS_NONE)
         return VF_LINKS_NONE;
     return (render & VF_RENDER_LINKS_LIST) ? VF_LINKS_LIST : VF_LINKS_INLINE;
+}
+
+static void free_input(void *ctx)
+{
+    char **p = ctx;
+    free(*p);
+    *p = NULL;
 }
 
 bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const char *json_pointer,
@@ -112,10 +119,15 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
         out->text_len = utf8_len;
         return true;
     }
+    /* The body, then the UTF-8 copy, are freed as soon as they are read:
+     * the DOM is built while only one copy of the page is held, and the
+     * render runs beside the DOM alone. */
+    if (opts->body_done)
+        opts->body_done(opts->body_ctx);
     vf_html_opts ho = { .markdown = !(opts->render & VF_RENDER_TEXT),
                         .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
                         .links = links_of(opts->render), .page_url = opts->page_url,
-                        .max_out = max_text };
+                        .max_out = max_text, .input_done = free_input, .input_ctx = &utf8 };
     out->has_meta = true;
     out->text = vf_html_extract(utf8, utf8_len, &ho, &out->meta, &out->text_len);
     free(utf8);

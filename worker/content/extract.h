@@ -31,6 +31,10 @@ typedef struct {
 typedef struct {
     uint32_t render;
     const char *page_url;
+    /* Called (when not NULL) as soon as body is no longer read: once an HTML
+     * body is decoded to UTF-8, the caller can give its memory back. */
+    void (*body_done)(void *ctx);
+    void *body_ctx;
 } vf_extract_opts;
 
 /* Returns false only when out of memory. */

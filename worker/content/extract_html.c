@@ -40,6 +40,8 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
         return NULL;
     htmlDocPtr doc = rewritten ? vf_html_parse(rewritten, rewritten_len) : vf_html_parse(utf8, len);
     free(rewritten);
+    if (o->input_done)
+        o->input_done(o->input_ctx);
     if (!doc)
         return NULL;
     char *base = vf_html_base_url(doc, o->page_url);

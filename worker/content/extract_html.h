@@ -18,6 +18,10 @@ typedef struct {
     vf_links_style links;
     const char *page_url;   /* links resolve against it (and <base href>); may be NULL */
     size_t max_out;
+    /* Called once the DOM is built and the input is no longer read (may be
+     * NULL): the caller frees the input there, before the render. */
+    void (*input_done)(void *ctx);
+    void *input_ctx;
 } vf_html_opts;
 
 /* utf8 must be valid UTF-8 without NUL (vf_to_utf8 output). Returns malloc'd
