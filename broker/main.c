@@ -119,7 +119,8 @@ static void register_self(vf_config *cfg)
  * (so it never held broker memory or keys) forks pre-initialised workers with
  * the CA parsed once. Then one probe worker shows which confinement layers
  * really apply on this host, for /v1/health and worker.require. */
-static void start_workers(const vf_broker *b, vf_health *health)
+/* True when workers' RLIMIT_AS is clamped to the inherited hard limit. */
+static bool start_workers(const vf_broker *b, vf_health *health)
 {
     char err[256];
     vf_zygote_options zo = {
@@ -130,9 +131,24 @@ static void start_workers(const vf_broker *b, vf_health *health)
         fprintf(stderr, "verifetchd: worker.zygote = false; workers are exec'd per fetch\n");
     else if (vf_zygote_start(&zo, err, sizeof err) != 0)
         fprintf(stderr, "verifetchd: no zygote (%s); workers are exec'd per fetch\n", err);
+    uint64_t max_body = 4096;
+    uint32_t timeout_ms = 1000;
+    for (size_t t = 0; t < b->cfg->n_tenants; t++) {
+        if (b->cfg->tenants[t].max_body_bytes > max_body)
+            max_body = b->cfg->tenants[t].max_body_bytes;
+        if (b->cfg->tenants[t].timeout_ms > timeout_ms)
+            timeout_ms = b->cfg->tenants[t].timeout_ms;
+    }
+    uint64_t hard, wanted;
+    bool as_clamped = vf_worker_as_clamped(max_body, &hard, &wanted);
+    if (as_clamped)
+        fprintf(stderr, "verifetchd: RLIMIT_AS hard limit %llu MiB is below the %llu MiB a worker wants for "
+                "max_body_bytes %llu; workers are clamped to %llu MiB\n", (unsigned long long)(hard >> 20),
+                (unsigned long long)(wanted >> 20), (unsigned long long)max_body, (unsigned long long)(hard >> 20));
     vf_worker_spec spec = { .path = b->cfg->worker_path, .required_layers = b->required_layers };
     vf_confinement_report rep;
-    vf_confinement_probe(&spec, &rep);
+    /* The real job limits, so a limit that makes lookups fail fails here. */
+    vf_confinement_probe_limits(&spec, max_body, timeout_ms, &rep);
     health->probed = rep.ran;
     health->zygote = rep.zygote;
     health->layers = rep.layers;
@@ -142,6 +158,7 @@ static void start_workers(const vf_broker *b, vf_health *health)
                 rep.zygote ? "zygote" : "exec", rep.spawn_ms);
     else
         fprintf(stderr, "verifetchd: confinement probe failed: %s\n", rep.detail);
+    return as_clamped;
 }
 
 /* How long a lookup begun before SIGTERM may still take: its tenant's
@@ -274,7 +291,14 @@ int main(int argc, char **argv)
         return 1;
     }
     static vf_health health;
-    start_workers(broker, &health);
+    bool as_clamped = start_workers(broker, &health);
+    if (as_clamped && !health.probed) {
+        fprintf(stderr, "verifetchd: RLIMIT_AS: workers cannot run under the inherited hard limit: %s\n",
+                health.probe_detail);
+        vf_zygote_stop();
+        vf_broker_unref(broker);
+        return 1;
+    }
     if (health.probed && (broker->required_layers & ~health.layers)) {
         fprintf(stderr, "verifetchd: worker.require: %s\n", health.probe_detail);
         vf_zygote_stop();

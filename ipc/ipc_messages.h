@@ -105,4 +105,13 @@ const char *vf_layer_name(uint32_t bit);
 void vf_layers_describe(uint32_t mask, char *buf, size_t len);
 void vf_result_free(vf_result *res);
 
+/* RLIMIT_AS a worker gives itself for a job: the body, its UTF-8 copy (up to
+ * 3x) and the extracted text live at once; the fixed part covers libraries,
+ * TLS and the parser. Never above the hard limit the worker inherited (the
+ * broker logs that clamp once at start-up). */
+static inline uint64_t vf_worker_as_bytes(uint64_t max_body)
+{
+    return 512ull * 1024ull * 1024ull + 6ull * max_body;
+}
+
 #endif

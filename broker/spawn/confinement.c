@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,7 +15,24 @@
 static const char canned[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
                              "Content-Length: 5\r\nConnection: close\r\n\r\nprobe";
 
+bool vf_worker_as_clamped(uint64_t max_body, uint64_t *hard, uint64_t *wanted)
+{
+    struct rlimit rl;
+    *wanted = vf_worker_as_bytes(max_body);
+    *hard = 0;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_max == RLIM_INFINITY)
+        return false;
+    *hard = (uint64_t)rl.rlim_max;
+    return *hard < *wanted;
+}
+
 void vf_confinement_probe(const vf_worker_spec *spec, vf_confinement_report *out)
+{
+    vf_confinement_probe_limits(spec, 4096, PROBE_TIMEOUT_MS, out);
+}
+
+void vf_confinement_probe_limits(const vf_worker_spec *spec, uint64_t max_body, uint32_t timeout_ms,
+                                 vf_confinement_report *out)
 {
     memset(out, 0, sizeof *out);
     int sv[2];
@@ -24,7 +42,7 @@ void vf_confinement_probe(const vf_worker_spec *spec, vf_confinement_report *out
         return;
     }
     vf_job job = { .url = (char *)"http://confinement.probe/", .connect_ip = (char *)"127.0.0.1",
-                   .port = 80, .timeout_ms = PROBE_TIMEOUT_MS, .max_body = 4096,
+                   .port = 80, .timeout_ms = timeout_ms, .max_body = max_body,
                    .mode = VF_MODE_RAW };
     /* Report, do not refuse: the caller compares against what it requires. */
     vf_worker_spec probe = { .path = spec->path };

@@ -23,6 +23,17 @@ typedef struct {
  * vf_zygote_start() when a zygote is used, and keep the report. */
 void vf_confinement_probe(const vf_worker_spec *spec, vf_confinement_report *out);
 
+/* The same with the real job limits (the largest max_body_bytes and
+ * timeout_ms of any tenant), so the probe meets the memory limit a lookup
+ * will. */
+void vf_confinement_probe_limits(const vf_worker_spec *spec, uint64_t max_body, uint32_t timeout_ms,
+                                 vf_confinement_report *out);
+
+/* RLIMIT_AS: true when the hard limit this process inherited is below what a
+ * worker wants for max_body (vf_worker_as_bytes); workers are then clamped to
+ * it, and *hard and *wanted say by how much. */
+bool vf_worker_as_clamped(uint64_t max_body, uint64_t *hard, uint64_t *wanted);
+
 /* A config name to layer bits: every vf_layer_name() plus "namespaces" (user,
  * pid, net, ipc and mount) and "all". False for an unknown name. */
 bool vf_layers_parse(const char *name, uint32_t *bits);

@@ -1,6 +1,8 @@
 /* E2E: worker confinement seen from outside. The test-hook worker misbehaves
  * on purpose after confinement; the broker must report exactly how it died,
  * stay healthy, and leave no worker process behind. */
+#include <sys/resource.h>
+
 #include "test_common.h"
 
 TestSuite(confine, .init = hx_setup, .fini = hx_teardown, .timeout = 30);
@@ -105,6 +107,34 @@ Test(confine, workers_are_reaped_after_each_lookup)
         hx_response_free(&r);
     }
     cr_assert_eq(hx_wait_no_children(t.broker.pid, 3000), 0, "workers left under the broker");
+    pid_t keep[] = { t.origin.pid };
+    hx_broker_stop_checked(&t.broker, keep, 1);
+}
+
+static void big_body(hx_broker_opts *o)
+{
+    o->max_body_bytes = 100ul << 20;   /* a worker wants 512 MiB + 6 x 100 MiB */
+}
+
+/* Issue 14 defect 2: under an inherited RLIMIT_AS hard limit below what a
+ * worker wants, every lookup used to fail with "setrlimit(RLIMIT_AS):
+ * Operation not permitted" while the start-up probe passed. Now workers are
+ * clamped to the hard limit, the broker says so once, and lookups work. */
+Test(confine, worker_memory_limit_is_clamped_to_the_inherited_hard_limit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("ASan builds run without RLIMIT_AS");
+#endif
+    struct rlimit rl = { .rlim_cur = 1024ull << 20, .rlim_max = 1024ull << 20 };
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);   /* the broker inherits it */
+    tc_start(&t, big_body);
+    const char *url = tc_url(&t, "/page");
+    hx_response r = tc_lookup(&t, url, NULL);
+    hx_receipt_expect e = tc_expect_one(true, url, "ok", 200, "usable content");
+    free(hx_check_tool_result(&r, &e));
+    hx_response_free(&r);
+    cr_assert(strstr(hx_broker_log(&t.broker), "RLIMIT_AS hard limit 1024 MiB"), "no clamp line: %s",
+              hx_broker_log(&t.broker));
     pid_t keep[] = { t.origin.pid };
     hx_broker_stop_checked(&t.broker, keep, 1);
 }

@@ -1,5 +1,6 @@
 #include "worker/sandbox/confine.h"
 #include "worker/sandbox/sanitizer.h"
+#include "ipc/ipc_messages.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -14,7 +15,6 @@
 
 /* Enough for fd 0-3, the passed socket and curl's wakeup socketpair. */
 #define VF_WORKER_NOFILE 16
-#define MIB (1024ull * 1024ull)
 
 static int fail(char *err, size_t errlen, const char *what)
 {
@@ -52,9 +52,11 @@ int vf_apply_fixed_rlimits(char *err, size_t errlen)
 int vf_apply_job_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size_t errlen)
 {
 #ifndef VF_UNDER_ASAN
-    /* Body, its UTF-8 copy (up to 3x) and the extracted text all live at once;
-     * the fixed part covers libraries, TLS and the parser. */
-    rlim_t as = (rlim_t)(512 * MIB + 6 * max_body);
+    rlim_t as = (rlim_t)vf_worker_as_bytes(max_body);
+    struct rlimit inherited;
+    /* Raising above the inherited hard limit is refused (EPERM): clamp. */
+    if (getrlimit(RLIMIT_AS, &inherited) == 0 && inherited.rlim_max != RLIM_INFINITY && as > inherited.rlim_max)
+        as = inherited.rlim_max;
     if (set_limit(RLIMIT_AS, as, as) != 0)
         return fail(err, errlen, "setrlimit(RLIMIT_AS)");
 #else
