@@ -78,6 +78,7 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     if (cs != VF_CONNECT_OK) {
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, c.detail);
         out->denied_rule = c.denied_rule;
+        out->local = cs == VF_CONNECT_LOCAL;
         return -1;
     }
     int64_t left = deadline_ms - vf_now_ms();

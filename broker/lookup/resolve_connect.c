@@ -32,6 +32,12 @@ static void set_port(struct sockaddr *sa, uint16_t port)
         ((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
 }
 
+/* The broker's own resources ran out, not the origin's. */
+static bool is_local_exhaustion(int err)
+{
+    return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS;
+}
+
 /* Non-blocking connect bounded by the deadline; returns 0, or an errno value. */
 static int connect_bounded(const struct sockaddr *sa, socklen_t salen, int64_t deadline_ms, int *fd_out)
 {
@@ -160,6 +166,10 @@ vf_connect_status vf_resolve_connect(const char *host, uint16_t port,
             status = VF_CONNECT_TIMEOUT;
             break;
         }
+        if (is_local_exhaustion(last_err)) {
+            status = VF_CONNECT_LOCAL;
+            break;
+        }
         status = VF_CONNECT_FAILED;
     }
     freeaddrinfo(res);
@@ -170,6 +180,10 @@ vf_connect_status vf_resolve_connect(const char *host, uint16_t port,
         else
             snprintf(out->detail, sizeof out->detail, "connect to %s port %u failed: %s", last_ip, port,
                      strerror(last_err));
+    } else if (status == VF_CONNECT_LOCAL) {
+        out->denied_rule = NULL;
+        snprintf(out->detail, sizeof out->detail, "local: %s in the broker (connect to %s port %u not tried)",
+                 last_err == EMFILE || last_err == ENFILE ? "too many open files" : "out of memory", last_ip, port);
     } else if (status == VF_CONNECT_DENIED && !out->denied_rule) {
         snprintf(out->detail, sizeof out->detail, "host '%.200s' has no IPv4/IPv6 address", host);
         status = VF_CONNECT_RESOLVE_FAILED;

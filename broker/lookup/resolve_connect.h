@@ -15,6 +15,8 @@ typedef enum {
     VF_CONNECT_DENIED,       /* every address was refused by policy */
     VF_CONNECT_FAILED,       /* allowed addresses, none answered */
     VF_CONNECT_TIMEOUT,
+    VF_CONNECT_LOCAL,        /* the broker itself is out of fds or memory: not the
+                              * origin's fault, never held against the provider */
 } vf_connect_status;
 
 typedef struct {
