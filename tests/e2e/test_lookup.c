@@ -38,6 +38,22 @@ Test(lookup, article_page_is_ok_with_clean_text)
     hx_response_free(&r);
 }
 
+/* A label nothing decodes is never guessed: the page is unusable and the
+ * detail names the label, through the real broker and worker. */
+Test(lookup, unsupported_charset_is_unusable_with_the_label_named)
+{
+    tc_start(&t, NULL);
+    const char *url = tc_url(&t, "/charset?label=x-klingon");
+    hx_response r = tc_lookup(&t, url, NULL);
+    hx_receipt_expect e =
+        tc_expect_one(false, url, "unusable_content", 200, "unsupported charset 'x-klingon'");
+    char *text = hx_check_tool_result(&r, &e);
+    assert_failure_text(text);
+    cr_assert(strstr(text, "unsupported charset 'x-klingon'"), "%s", text);
+    free(text);
+    hx_response_free(&r);
+}
+
 Test(lookup, must_contain_present_is_ok)
 {
     tc_start(&t, NULL);

@@ -103,6 +103,11 @@ class Handler(RouteHandler):
     def r_page(self, q):
         self.send_body(200, "text/html; charset=utf-8", PAGE_HTML.encode())
 
+    def r_charset(self, q):
+        # The article, labelled with the charset the test names (header only).
+        label = q.get("label", ["utf-8"])[0]
+        self.send_body(200, "text/html; charset=" + label, PAGE_HTML.encode())
+
     def r_secret(self, q):
         self.send_body(200, "text/html; charset=utf-8", SECRET_HTML.encode())
 
@@ -194,6 +199,7 @@ class Handler(RouteHandler):
 
 Handler.ROUTES = {
     "/page": Handler.r_page,
+    "/charset": Handler.r_charset,
     "/secret-page": Handler.r_secret,
     "/interstitial": Handler.r_interstitial,
     "/short": Handler.r_short,
