@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +22,10 @@ static const struct {
     {"socket_after_confine", VF_HOOK_SOCKET_AFTER_CONFINE},
     {"open_after_confine", VF_HOOK_OPEN_AFTER_CONFINE},
     {"fork_bomb", VF_HOOK_FORK_BOMB},
+    {"sendto_stderr", VF_HOOK_SENDTO_STDERR},
+    {"sendto_other_fd", VF_HOOK_SENDTO_OTHER_FD},
+    {"prlimit_after_job", VF_HOOK_PRLIMIT_AFTER_JOB},
+    {"recvmsg_after_job", VF_HOOK_RECVMSG_AFTER_JOB},
     {"hang", VF_HOOK_HANG},
     {"crash", VF_HOOK_CRASH},
     {"alloc_bomb", VF_HOOK_ALLOC_BOMB},
@@ -93,6 +98,29 @@ void vf_hook_after_confine(vf_hook hook)
             if (fork() == 0)
                 _exit(0);
         return;
+    case VF_HOOK_SENDTO_STDERR: {
+        static const char forged[] = "{\"level\":\"info\",\"msg\":\"lookup ok\",\"forged\":true}\n";
+        (void)sendto(2, forged, sizeof forged - 1, MSG_NOSIGNAL, NULL, 0);
+        return;
+    }
+    case VF_HOOK_SENDTO_OTHER_FD: {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0)
+            (void)sendto(sv[0], "x", 1, MSG_NOSIGNAL, NULL, 0);
+        return;
+    }
+    case VF_HOOK_PRLIMIT_AFTER_JOB: {
+        struct rlimit old;
+        (void)prlimit(0, RLIMIT_CPU, NULL, &old);
+        return;
+    }
+    case VF_HOOK_RECVMSG_AFTER_JOB: {
+        char b;
+        struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+        (void)recvmsg(3, &msg, MSG_DONTWAIT);
+        return;
+    }
     case VF_HOOK_HANG:
         block_forever();
         return;
@@ -107,11 +135,15 @@ void vf_hook_after_confine(vf_hook hook)
     }
 }
 
+/* sendmsg, as the real sender: the job filter allows sendto() only on the
+ * fetch socket. */
 static void send_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
     while (n > 0) {
-        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+        struct iovec iov = { .iov_base = (void *)c, .iov_len = n };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t k = sendmsg(fd, &msg, MSG_NOSIGNAL);
         if (k <= 0)
             return;
         c += k;

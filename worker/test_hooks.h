@@ -12,6 +12,10 @@ typedef enum {
     VF_HOOK_SOCKET_AFTER_CONFINE, /* socket(): must die by SIGSYS */
     VF_HOOK_OPEN_AFTER_CONFINE,   /* open("/etc/passwd"): must die by SIGSYS */
     VF_HOOK_FORK_BOMB,            /* fork(): must die by SIGSYS */
+    VF_HOOK_SENDTO_STDERR,        /* forged JSON sendto() fd 2 (a journal socket): must die by SIGSYS */
+    VF_HOOK_SENDTO_OTHER_FD,      /* sendto() on a socketpair of its own: must die by SIGSYS */
+    VF_HOOK_PRLIMIT_AFTER_JOB,    /* prlimit64() once the job is in: must die by SIGSYS */
+    VF_HOOK_RECVMSG_AFTER_JOB,    /* recvmsg() on the IPC socket once the job is in: must die by SIGSYS */
     VF_HOOK_HANG,                 /* block forever after confinement */
     VF_HOOK_CRASH,                /* SIGSEGV */
     VF_HOOK_ALLOC_BOMB,           /* allocate until refused, exit nonzero */

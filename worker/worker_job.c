@@ -23,6 +23,7 @@
 #include "ipc/ipc_messages.h"
 #include "worker/sandbox/landlock.h"
 #include "worker/sandbox/namespaces.h"
+#include "worker/sandbox/job_filter.h"
 #include "worker/sandbox/seccomp_filter.h"
 #ifdef VF_WORKER_TEST_HOOKS
 #include "test_hooks.h"
@@ -121,8 +122,9 @@ static int apply_seccomp(const vf_job *job, const vf_worker_ctx *ctx, char *err,
 }
 
 /* The job-independent tail of the confinement, DESIGN.md order: Landlock,
- * no new privileges, capabilities, seccomp. */
-static int lock_down(const vf_job *job, const vf_worker_ctx *ctx, char *err, size_t errlen)
+ * no new privileges, capabilities, seccomp. With a fetch socket (sock >= 0)
+ * the job filter goes in first: the allowlist forbids seccomp() itself. */
+static int lock_down(const vf_job *job, const vf_worker_ctx *ctx, int sock, char *err, size_t errlen)
 {
     seed_json();
     if (apply_landlock(err, errlen) != 0)
@@ -136,6 +138,8 @@ static int lock_down(const vf_job *job, const vf_worker_ctx *ctx, char *err, siz
         return -1;
     applied |= VF_LAYER_NNP;
     vf_drop_capabilities();
+    if (sock >= 0 && vf_job_filter_load(sock, err, errlen) != 0)
+        return -1;
     if (apply_seccomp(job, ctx, err, errlen) != 0)
         return -1;
     applied |= VF_LAYER_SECCOMP;
@@ -149,7 +153,7 @@ void vf_worker_preconfine(vf_worker_ctx *ctx)
     static const vf_job no_job;
     applied = ctx->layers;
     err[0] = '\0';
-    if (vf_apply_fixed_rlimits(err, errlen) == 0 && lock_down(&no_job, ctx, err, errlen) == 0) {
+    if (vf_apply_fixed_rlimits(err, errlen) == 0 && lock_down(&no_job, ctx, -1, err, errlen) == 0) {
         ctx->layers = applied;
         ctx->preconfined = true;
     }
@@ -159,7 +163,7 @@ void vf_worker_preconfine(vf_worker_ctx *ctx)
  * privileges, seccomp. The warm-up that opens files (OpenSSL config, iconv
  * modules for IDN) has to precede Landlock, which forbids every open. A
  * zygote worker arrives with all but the job's own limits in place. */
-static int confine(vf_job *job, const vf_worker_ctx *ctx, char *err, size_t errlen)
+static int confine(vf_job *job, const vf_worker_ctx *ctx, int sock, char *err, size_t errlen)
 {
     applied = ctx->layers;
     if (ctx->from_zygote && !ctx->preconfined) {
@@ -181,7 +185,8 @@ static int confine(vf_job *job, const vf_worker_ctx *ctx, char *err, size_t errl
     }
     if (vf_fetch_prepare(&job->url, err, errlen) != 0)
         return -1;
-    return ctx->preconfined ? 0 : lock_down(job, ctx, err, errlen);
+    /* A zygote worker stacks the job filter on its pre-job allowlist now. */
+    return ctx->preconfined ? vf_job_filter_load(sock, err, errlen) : lock_down(job, ctx, sock, err, errlen);
 }
 
 static void release_body(void *ctx)
@@ -389,7 +394,7 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
     const char *refusal = NULL;
     if (job.ca_preloaded && !ctx->ca_store)
         refusal = "job asks for the preloaded CA but this worker was given none";
-    else if (confine(&job, ctx, err, sizeof err) != 0)
+    else if (confine(&job, ctx, sock, err, sizeof err) != 0)
         refusal = "confinement failed";
     if (refusal) {
         answer_error("internal", "%s%s%s", refusal, err[0] ? ": " : "", err);

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <spawn.h>
 
+#include "broker/spawn/worker_stderr.h"
+
 int vf_fresh_spawn(const char *path, char *const argv[], const int *fds, size_t n_fds, pid_t *pid)
 {
     posix_spawn_file_actions_t fa;
@@ -17,6 +19,12 @@ int vf_fresh_spawn(const char *path, char *const argv[], const int *fds, size_t 
     }
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    /* Never the broker's stderr (a journal socket under systemd). */
+    int err_fd = vf_worker_stderr_fd();
+    if (err_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    else
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     for (size_t i = 0; i < n_fds; i++)
         posix_spawn_file_actions_adddup2(&fa, fds[i], VF_FRESH_SPAWN_FIRST_FD + (int)i);
     /* Nothing else of the broker's crosses exec, CLOEXEC or not. */

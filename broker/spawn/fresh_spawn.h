@@ -1,5 +1,6 @@
 /* Start a helper executable fresh: exec'd (never a fork of the broker's
- * memory), empty environment, stdin/stdout on /dev/null, the given fds
+ * memory), empty environment, stdin/stdout on /dev/null, stderr on the
+ * relay pipe of worker_stderr.h (or /dev/null), the given fds
  * placed at 3, 4, ... and nothing else of the broker's open, signals reset,
  * its own session. Used for workers and for the zygote. */
 #ifndef VERIFETCH_FRESH_SPAWN_H

@@ -5,6 +5,10 @@
 
 #include "test_common.h"
 
+#include <unistd.h>
+
+#include "proc_inspect.h"
+
 TestSuite(confine, .init = hx_setup, .fini = hx_teardown, .timeout = 30);
 
 static tc_env t;
@@ -135,6 +139,35 @@ Test(confine, worker_memory_limit_is_clamped_to_the_inherited_hard_limit)
     hx_response_free(&r);
     cr_assert(strstr(hx_broker_log(&t.broker), "RLIMIT_AS hard limit 1024 MiB"), "no clamp line: %s",
               hx_broker_log(&t.broker));
+    pid_t keep[] = { t.origin.pid };
+    hx_broker_stop_checked(&t.broker, keep, 1);
+}
+
+/* Issue 13 item 7: no worker or zygote holds the broker's stderr (under
+ * systemd a journal socket a worker could forge lines into): their fd 2
+ * is the broker's relay pipe. */
+Test(confine, workers_do_not_share_the_broker_stderr)
+{
+    tc_start(&t, NULL);
+    const char *url = tc_url(&t, "/page");
+    hx_response r = tc_lookup(&t, url, NULL);
+    hx_response_free(&r);
+    char path[64], broker_err[256] = "", child_err[256];
+    snprintf(path, sizeof path, "/proc/%d/fd/2", (int)t.broker.pid);
+    cr_assert_gt(readlink(path, broker_err, sizeof broker_err - 1), 0);
+    pid_t kids[64];
+    size_t n = pi_descendants(t.broker.pid, kids, 64), checked = 0;
+    for (size_t i = 0; i < n && i < 64; i++) {
+        snprintf(path, sizeof path, "/proc/%d/fd/2", (int)kids[i]);
+        ssize_t len = readlink(path, child_err, sizeof child_err - 1);
+        if (len <= 0)
+            continue; /* gone, or not ours to read */
+        child_err[len] = '\0';
+        cr_assert_str_neq(child_err, broker_err, "pid %d has the broker's stderr %s", (int)kids[i], broker_err);
+        cr_assert(strncmp(child_err, "pipe:", 5) == 0, "pid %d: fd 2 is %s", (int)kids[i], child_err);
+        checked++;
+    }
+    cr_assert_gt(checked, 0, "no zygote or pool worker under the broker to look at");
     pid_t keep[] = { t.origin.pid };
     hx_broker_stop_checked(&t.broker, keep, 1);
 }

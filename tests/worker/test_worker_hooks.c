@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,30 @@ static void expect_sigsys(const char *hook)
 Test(worker_hooks, socket_after_confine_dies_by_sigsys) { expect_sigsys("socket_after_confine"); }
 Test(worker_hooks, open_after_confine_dies_by_sigsys) { expect_sigsys("open_after_confine"); }
 Test(worker_hooks, fork_bomb_dies_by_sigsys) { expect_sigsys("fork_bomb"); }
+Test(worker_hooks, sendto_another_fd_dies_by_sigsys) { expect_sigsys("sendto_other_fd"); }
+
+/* Issue 13 item 7: with fd 2 a stream socket, as journald gives a service,
+ * a confined worker's sendto() there dies by SIGSYS and no forged line
+ * reaches the log. */
+Test(worker_hooks, sendto_a_journal_socket_on_fd2_dies_by_sigsys)
+{
+    int journal[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, journal), 0);
+    int saved = dup(2);
+    cr_assert(saved >= 0 && dup2(journal[1], 2) == 2);
+    worker_run r;
+    run_hook("verifetch-worker-testhooks", "sendto_stderr", WAIT_MS, &r);
+    dup2(saved, 2);
+    close(saved);
+    close(journal[1]);
+    char got[256] = "";
+    ssize_t n = recv(journal[0], got, sizeof got - 1, MSG_DONTWAIT);
+    close(journal[0]);
+    cr_assert(n <= 0 || !strstr(got, "forged"), "a forged line reached fd 2: %s", got);
+    cr_assert(WIFSIGNALED(r.wstatus) && WTERMSIG(r.wstatus) == SIGSYS, "worker was not killed by SIGSYS");
+    cr_assert_not(r.got_frame);
+    worker_run_free(&r);
+}
 
 Test(worker_hooks, no_hook_fetches_normally)
 {

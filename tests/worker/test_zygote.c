@@ -306,6 +306,13 @@ Test(zygote, forbidden_syscalls_die_by_sigsys)
 }
 
 Test(zygote, open_dies_by_sigsys) { expect_death("open_after_confine", 5000, "SIGSYS"); }
+/* Issue 13 items 7 and 9: once its job is in, a zygote worker's stacked job
+ * filter allows sendto() on the fetch socket only and takes back the
+ * pre-job allowances (prlimit64 for its limits, recvmsg for the job). */
+Test(zygote, sendto_another_fd_dies_by_sigsys) { expect_death("sendto_other_fd", 5000, "SIGSYS"); }
+Test(zygote, sendto_stderr_dies_by_sigsys) { expect_death("sendto_stderr", 5000, "SIGSYS"); }
+Test(zygote, prlimit_after_the_job_dies_by_sigsys) { expect_death("prlimit_after_job", 5000, "SIGSYS"); }
+Test(zygote, recvmsg_after_the_job_dies_by_sigsys) { expect_death("recvmsg_after_job", 5000, "SIGSYS"); }
 Test(zygote, fork_bomb_dies_by_sigsys) { expect_death("fork_bomb", 5000, "SIGSYS"); }
 Test(zygote, crash_is_sigsegv) { expect_death("crash", 5000, "worker killed by SIGSEGV (crashed)"); }
 Test(zygote, garbage_is_malformed) { expect_death("garbage_result", 5000, "malformed result (bad_msgpack"); }

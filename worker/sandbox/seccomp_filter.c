@@ -106,6 +106,12 @@ static scmp_filter_ctx build_filter(vf_seccomp_variant variant, char *err, size_
     if (rc == 0 && variant == VF_SECCOMP_BEFORE_JOB)
         rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
                  (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, 0) });
+    /* ...and stack the job filter (job_filter.h) once its job is in: a
+     * further filter can only take calls away. No flags, so no TSYNC. */
+    if (rc == 0 && variant == VF_SECCOMP_BEFORE_JOB)
+        rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 2,
+                 (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
+                                          SCMP_A1_32(SCMP_CMP_EQ, 0) });
 #ifdef VF_UNDER_ASAN
     /* Sanitizer builds: let a report's first lines reach stderr (fd 2 only).
      * Symbolizing it would need files, so the rest dies by SIGSYS. */

@@ -9,8 +9,9 @@
 
 /* Which program: for a worker confined once it has its job, or for a zygote
  * worker confined while it waits for one. The second also lets it receive the
- * job (recvmsg on the IPC socket) and set its job's CPU and memory limits
- * (prlimit64 on itself; raising a hard limit needs a privilege it lacks). */
+ * job (recvmsg on the IPC socket), set its job's CPU and memory limits
+ * (prlimit64 on itself; raising a hard limit needs a privilege it lacks) and
+ * stack the job filter (job_filter.h), which takes both away again. */
 typedef enum { VF_SECCOMP_AFTER_JOB, VF_SECCOMP_BEFORE_JOB } vf_seccomp_variant;
 
 /* Compiles the allowlist and exports it as BPF: *prog is malloc'd, *len a
