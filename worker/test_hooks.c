@@ -34,6 +34,7 @@ static const struct {
     {"trailing_bytes", VF_HOOK_TRAILING_BYTES},
     {"hang_after_result", VF_HOOK_HANG_AFTER_RESULT},
     {"report_random", VF_HOOK_REPORT_RANDOM},
+    {"report_canary", VF_HOOK_REPORT_CANARY},
     {"open_after_landlock", VF_HOOK_OPEN_AFTER_LANDLOCK},
 };
 

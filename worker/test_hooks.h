@@ -24,6 +24,7 @@ typedef enum {
     VF_HOOK_TRAILING_BYTES,       /* a valid result followed by junk in the frame */
     VF_HOOK_HANG_AFTER_RESULT,    /* fetch, answer, then block forever */
     VF_HOOK_REPORT_RANDOM,        /* fetch, answer with 16 fresh random bytes as detail */
+    VF_HOOK_REPORT_CANARY,        /* fetch, answer with the stack canary (hex) as detail */
     VF_HOOK_OPEN_AFTER_LANDLOCK,  /* open() between Landlock and seccomp; errno as detail */
 } vf_hook;
 

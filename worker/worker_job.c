@@ -24,6 +24,7 @@
 #include "worker/sandbox/landlock.h"
 #include "worker/sandbox/namespaces.h"
 #include "worker/sandbox/job_filter.h"
+#include "worker/sandbox/stack_canary.h"
 #include "worker/sandbox/seccomp_filter.h"
 #ifdef VF_WORKER_TEST_HOOKS
 #include "test_hooks.h"
@@ -426,6 +427,10 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
     char rnd[64];
     if (hook == VF_HOOK_REPORT_RANDOM)
         detail_override = random_detail(rnd, sizeof rnd);
+    if (hook == VF_HOOK_REPORT_CANARY) {
+        snprintf(rnd, sizeof rnd, "%016lx", vf_stack_canary_read());
+        detail_override = rnd;
+    }
     if (hook == VF_HOOK_OPEN_AFTER_LANDLOCK)
         detail_override = hook_note;
 #endif

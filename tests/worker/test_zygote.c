@@ -341,6 +341,28 @@ Test(zygote, workers_do_not_share_random_state)
     vf_zygote_stop();
 }
 
+/* Issue 13 item 9: each forked worker draws its own stack canary, so one
+ * worker that leaks it gives nothing to the next. */
+Test(zygote, workers_do_not_share_the_stack_canary)
+{
+#if !defined(__x86_64__)
+    cr_skip_test("the canary is only renewed where glibc keeps it in the TCB (x86-64)");
+#endif
+    start_zygote(hooks_worker(), NULL, 0, 2);
+    char seen[2][64];
+    for (int i = 0; i < 2; i++) {
+        vf_result res;
+        char detail[256];
+        cr_assert_eq(run_hop(hooks_worker(), "report_canary", 0, 5000, &res, detail, sizeof detail), 0, "%s",
+                     detail);
+        cr_assert_eq(strlen(res.detail), 16, "canary detail: %s", res.detail);
+        snprintf(seen[i], sizeof seen[i], "%s", res.detail);
+        vf_result_free(&res);
+    }
+    cr_assert_str_neq(seen[0], seen[1], "two forked workers share the stack canary %s", seen[0]);
+    vf_zygote_stop();
+}
+
 Test(zygote, the_broker_does_not_wait_for_a_worker_that_answered)
 {
     start_zygote(hooks_worker(), NULL, 0, 0);

@@ -28,6 +28,7 @@
 #include "worker/sandbox/landlock.h"
 #include "worker/sandbox/namespaces.h"
 #include "worker/sandbox/seccomp_filter.h"
+#include "worker/sandbox/stack_canary.h"
 #include "worker_job.h"
 #include "ipc/zygote_proto.h"
 
@@ -103,6 +104,7 @@ static void child_main(int job_fd, bool rehearse)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "verifetch-worker");
+    vf_stack_canary_renew(); /* this function never returns: _exit below */
     reseed_random();
     /* Only stdio and the job socket survive; the control socket and every
      * other worker's descriptors are the zygote's business. */
