@@ -154,8 +154,9 @@ static bool start_workers(const vf_broker *b, vf_health *health)
     health->layers = rep.layers;
     snprintf(health->probe_detail, sizeof health->probe_detail, "%s", rep.detail);
     if (rep.ran)
-        fprintf(stderr, "verifetchd: workers confined by %s (spawn %s, %.2f ms)\n", rep.layer_names,
-                rep.zygote ? "zygote" : "exec", rep.spawn_ms);
+        fprintf(stderr, "verifetchd: workers confined by %s (spawn %s, %.2f ms); worker uid %u, %s\n",
+                rep.layer_names, rep.zygote ? "zygote" : "exec", rep.spawn_ms, rep.worker_uid,
+                rep.uid_separated ? "not the broker's" : "the broker's own (no uid separation)");
     else
         fprintf(stderr, "verifetchd: confinement probe failed: %s\n", rep.detail);
     return as_clamped;

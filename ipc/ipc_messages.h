@@ -16,7 +16,10 @@
 /* Confinement layers a worker applied before it touched the page ("layers" in
  * the result, "require" in the job). */
 #define VF_LAYER_RLIMITS   (1u << 0)  /* AS/CPU/NOFILE/FSIZE/NPROC/CORE limits */
-#define VF_LAYER_UID       (1u << 1)  /* not root: dropped to 65534, or never was */
+#define VF_LAYER_UID       (1u << 1)  /* not root: dropped to VF_WORKER_NOBODY, or never was */
+/* The uid a worker started by root drops to. A worker started by anyone else
+ * keeps that uid: the same as the broker's (see vf_confinement_report). */
+#define VF_WORKER_NOBODY   65534u
 #define VF_LAYER_USERNS    (1u << 2)
 #define VF_LAYER_PIDNS     (1u << 3)  /* pid 1 of its own pid namespace */
 #define VF_LAYER_NETNS     (1u << 4)  /* empty network namespace */

@@ -35,6 +35,9 @@ void vf_confinement_probe_limits(const vf_worker_spec *spec, uint64_t max_body, 
                                  vf_confinement_report *out)
 {
     memset(out, 0, sizeof *out);
+    uid_t broker_uid = geteuid();
+    out->worker_uid = broker_uid == 0 ? VF_WORKER_NOBODY : (unsigned)broker_uid;
+    out->uid_separated = out->worker_uid != (unsigned)broker_uid;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
         send(sv[0], canned, sizeof canned - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof canned - 1)) {

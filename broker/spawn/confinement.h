@@ -15,6 +15,14 @@ typedef struct {
     uint32_t missing;      /* spec->required_layers not among them */
     double spawn_ms;       /* the probe's spawn-to-answer time */
     char layer_names[160]; /* layers as "rlimits,uid,userns,..." */
+    /* Issue 13 item 14: the "uid" layer only says "not root". Whether a
+     * worker runs under another uid than the broker that holds the keys is
+     * this: true only for a broker started as root (workers drop to
+     * VF_WORKER_NOBODY); a non-root broker (systemd DynamicUser=, the k8s
+     * sidecar) has workers of its own uid, kept apart by the other layers
+     * alone. */
+    unsigned worker_uid;   /* the uid workers run as (outside any user namespace) */
+    bool uid_separated;    /* worker_uid differs from the broker's uid */
     char detail[256];      /* what went wrong when !ran or missing != 0 */
 } vf_confinement_report;
 

@@ -688,6 +688,34 @@ Test(zygote, exec_path_cannot_meet_a_pid_namespace_requirement)
               "the worker itself refused first: %s", detail);
 }
 
+/* Issue 13 item 14: "uid" means "not root"; the probe says separately
+ * whether workers run under another uid than the key-holding broker. A
+ * broker started as root: yes (65534). A broker started as any other uid
+ * (systemd DynamicUser=, the k8s sidecar): no, they share its uid. */
+Test(zygote, probe_says_whether_workers_have_another_uid_than_the_broker)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to start a broker-side probe as another uid");
+    vf_worker_spec spec = { .path = worker_path("verifetch-worker") };
+    vf_confinement_report r;
+    vf_confinement_probe(&spec, &r);
+    cr_assert(r.ran, "%s", r.detail);
+    cr_assert(r.layers & VF_LAYER_UID);
+    cr_assert(r.uid_separated);
+    cr_assert_eq(r.worker_uid, 65534);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setresgid(4242, 4242, 4242) != 0 || setresuid(4242, 4242, 4242) != 0)
+            _exit(2);
+        vf_confinement_probe(&spec, &r);
+        /* the layer still says "not root", the separation says the truth */
+        _exit(r.worker_uid == 4242 && !r.uid_separated ? 0 : 1);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "non-root probe: status %#x", st);
+}
+
 Test(zygote, probe_reports_the_spawn_path_and_its_layers)
 {
     vf_worker_spec spec = { .path = worker_path("verifetch-worker"),

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc/ipc_messages.h" /* VF_WORKER_NOBODY */
+
 #define VF_WORKER_IPC_FD 3
-#define VF_WORKER_NOBODY 65534u
 
 /* Closes every descriptor above the IPC socket, whatever the parent leaked. */
 int vf_close_inherited_fds(char *err, size_t errlen);
