@@ -345,6 +345,19 @@ static int check_tcp_has_tokens(vf_cfg_ctx *ctx, const config_setting_t *root,
                        "tokens = [ \"sha256:...\" ] or remove listen.tcp");
 }
 
+/* A tenant that names no concurrency quota gets ceil(max_concurrent / tenants)
+ * when there are several: one tenant cannot take every worker slot. Alone it
+ * is bounded by max_concurrent anyway. */
+static void default_fair_shares(vf_config *cfg)
+{
+    if (cfg->n_tenants < 2)
+        return;
+    unsigned share = (unsigned)((cfg->max_concurrent + cfg->n_tenants - 1) / cfg->n_tenants);
+    for (size_t i = 0; i < cfg->n_tenants; i++)
+        if (!cfg->tenants[i].quota_concurrent_set)
+            cfg->tenants[i].quota_concurrent = share ? share : 1;
+}
+
 static int parse_root(vf_cfg_ctx *ctx, const config_setting_t *root, vf_config *cfg)
 {
     if (vf_cfg_check_members(ctx, root, "", root_members) != 0)
@@ -366,6 +379,7 @@ static int parse_root(vf_cfg_ctx *ctx, const config_setting_t *root, vf_config *
     }
     if (check_tcp_has_tokens(ctx, root, cfg) != 0)
         return -1;
+    default_fair_shares(cfg);
     return load_ca(ctx, cfg, ca_at);
 }
 

@@ -55,7 +55,11 @@ typedef struct {
     size_t n_tokens;
     /* No uids and no tokens = the unix catch-all (any other peer); a tenant with
      * tokens but no uids is reachable over TCP only. See policy/tenant_auth.h. */
-    unsigned quota_concurrent;      /* lookups in flight at once; 0 = unlimited */
+    /* Lookups in flight at once; 0 = unlimited. Absent with several tenants:
+     * a fair share of worker.max_concurrent, so no tenant can take every
+     * worker slot (issue 13 item 12). */
+    unsigned quota_concurrent;
+    bool quota_concurrent_set;      /* written in the file (0 included) */
     unsigned quota_rpm;             /* lookups started per minute; 0 = unlimited */
     vf_order_config ordering;       /* provider ordering strategy; all-zero = static */
     vf_circuit_params circuit;      /* health thresholds; all-zero = the defaults */

@@ -81,6 +81,7 @@ static int parse_quota(vf_cfg_ctx *ctx, const config_setting_t *s, const char *w
         limit_member(ctx, s, where, "requests_per_minute", 0, VF_QUOTA_MAX, &rpm) != 0)
         return -1;
     t->quota_concurrent = (unsigned)concurrent;
+    t->quota_concurrent_set = config_setting_get_member(s, "concurrent") != NULL;
     t->quota_rpm = (unsigned)rpm;
     return 0;
 }

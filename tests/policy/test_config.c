@@ -324,7 +324,11 @@ Test(config_ok, shipped_example_loads)
     cr_assert_eq(batch->ordering.strategy, VF_ORDER_STATIC);
     cr_assert_str_eq(batch->name, "batch");
     cr_assert_eq(batch->attempt_ceiling, 1);
-    cr_assert_eq(batch->quota_concurrent + batch->quota_rpm, 0, "absent quota = unlimited");
+    /* Issue 13 item 12: absent concurrency among three tenants is a fair
+     * share of worker.max_concurrent (64 / 3, rounded up); absent rate is
+     * unlimited. */
+    cr_assert_eq(batch->quota_concurrent, 22, "absent concurrent quota = fair share");
+    cr_assert_eq(batch->quota_rpm, 0, "absent requests_per_minute = unlimited");
     cr_assert_eq(batch->n_providers, 1, "absent providers = the built-in direct");
     cr_assert_eq(batch->providers[0].kind, VF_PROVIDER_DIRECT);
     cr_assert_str_eq(remote->name, "remote");
