@@ -453,9 +453,13 @@ char *vf_metrics_render(vf_metrics *m, const char *tenant, size_t *len)
         return NULL;
     o.buf[0] = '\0';
     pthread_mutex_lock(&m->lock);
+    /* Global series add up every tenant's activity: a tenant's own scrape
+     * shows them only when it is the only tenant (issue 13 item 12). */
+    bool global = !tenant || m->n_tenants < 2;
     render_counters(&o, m, tenant);
     put_family(&o, "verifetch_worker_spawn_seconds", "histogram", "Time to spawn one confined worker.");
-    put_histogram(&o, "verifetch_worker_spawn_seconds", NULL, &m->spawn_seconds);
+    if (global)
+        put_histogram(&o, "verifetch_worker_spawn_seconds", NULL, &m->spawn_seconds);
     put_family(&o, "verifetch_lookup_seconds", "histogram", "Lookup latency by tenant, every attempt included.");
     for (size_t i = 0; i < m->n_tenants; i++)
         if (visible(&m->tenants[i], tenant))
@@ -472,14 +476,16 @@ char *vf_metrics_render(vf_metrics *m, const char *tenant, size_t *len)
         }
     }
     put_family(&o, "verifetch_workers_active", "gauge", "Workers alive now.");
-    put(&o, "verifetch_workers_active %lld\n", m->workers_active);
+    if (global)
+        put(&o, "verifetch_workers_active %lld\n", m->workers_active);
     put_family(&o, "verifetch_state_backend_errors_total", "counter",
                "Shared-store (Redis/Valkey) operations that failed; lookups fell back to local state.");
-    put(&o, "verifetch_state_backend_errors_total %lld\n", m->state_errors);
+    if (global)
+        put(&o, "verifetch_state_backend_errors_total %lld\n", m->state_errors);
     put_family(&o, "verifetch_cache_lookups_total", "counter", "Lookup cache results.");
-    put(&o, "verifetch_cache_lookups_total{result=\"hit\"} %lld\n", m->cache_results[0]);
-    put(&o, "verifetch_cache_lookups_total{result=\"miss\"} %lld\n", m->cache_results[1]);
-    put(&o, "verifetch_cache_lookups_total{result=\"bypass\"} %lld\n", m->cache_results[2]);
+    static const char *const cache_results[] = { "hit", "miss", "bypass" };
+    for (size_t r = 0; global && r < 3; r++)
+        put(&o, "verifetch_cache_lookups_total{result=\"%s\"} %lld\n", cache_results[r], m->cache_results[r]);
     pthread_mutex_unlock(&m->lock);
     if (o.failed) {
         free(o.buf);

@@ -13,7 +13,9 @@
  *           verifetch_worker_spawn_seconds                   (histogram, global)
  *           verifetch_lookup_seconds{tenant}                 (histogram)
  *           verifetch_circuit_state{tenant,provider}         (gauge 0 closed, 1 open, 2 half-open)
- *           verifetch_workers_active                         (gauge, global) */
+ *           verifetch_workers_active                         (gauge, global)
+ * Global families have samples in a tenant's scrape only when it is the
+ * broker's one tenant. */
 #ifndef VERIFETCH_METRICS_H
 #define VERIFETCH_METRICS_H
 
@@ -58,9 +60,11 @@ void vf_metrics_count_cache(vf_metrics *m, int result);
 
 /* The exposition text, malloc'd and NUL-terminated (*len without the NUL when
  * len is not NULL); NULL on allocation failure. tenant NULL = every series;
- * otherwise only that tenant's labelled series plus the global ones (spawn
- * histogram, workers_active), so a tenant never sees another's names.
- * Every family always has its HELP and TYPE lines. */
+ * otherwise only that tenant's labelled series, so a tenant never sees
+ * another's names, plus the global ones (spawn histogram, workers_active,
+ * cache and shared-store counters) only when it is the only tenant: they
+ * sum every tenant's activity. Every family always has its HELP and TYPE
+ * lines. */
 char *vf_metrics_render(vf_metrics *m, const char *tenant, size_t *len);
 
 /* Content-Type to serve it with. */

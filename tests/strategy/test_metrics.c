@@ -150,7 +150,10 @@ Test(metrics, label_values_are_escaped)
     vf_metrics_free(m);
 }
 
-Test(metrics, a_tenant_sees_only_its_own_labels_plus_global_rows)
+/* Issue 13 item 12: with two tenants, neither scrape shows the global rows
+ * (spawn histogram, workers_active, cache, shared store), which sum the
+ * other tenant's activity; the unfiltered view still has them. */
+Test(metrics, a_tenant_sees_only_its_own_labels_and_no_global_rows_beside_others)
 {
     const char *pa[] = { "alpha-provider" };
     const char *pb[] = { "beta-provider" };
@@ -167,8 +170,14 @@ Test(metrics, a_tenant_sees_only_its_own_labels_plus_global_rows)
     cr_assert_null(strstr(a, "beta"), "alpha's view names beta:\n%s", a);
     cr_assert_null(strstr(a, "rfc1918"));
     cr_assert(sample(a, "verifetch_lookups_total{tenant=\"alpha\",status=\"success\"}") == 1);
-    cr_assert(sample(a, "verifetch_worker_spawn_seconds_count") == 1, "global rows stay");
-    cr_assert(sample(a, "verifetch_workers_active") == 3);
+    cr_assert(sample(a, "verifetch_worker_spawn_seconds_count") == -1, "alpha sees beta's spawns:\n%s", a);
+    cr_assert(sample(a, "verifetch_workers_active") == -1, "alpha sees beta's workers:\n%s", a);
+    cr_assert_null(strstr(a, "verifetch_cache_lookups_total{"), "alpha sees the shared cache:\n%s", a);
+    cr_assert_not_null(strstr(a, "# TYPE verifetch_workers_active gauge\n"), "families always declared");
+    char *everything = render(m, NULL);
+    cr_assert(sample(everything, "verifetch_workers_active") == 3);
+    cr_assert(sample(everything, "verifetch_worker_spawn_seconds_count") == 1);
+    free(everything);
     cr_assert_not_null(strstr(a, "# TYPE verifetch_egress_denials_total counter\n"), "families always declared");
 
     char *b = render(m, "beta");
@@ -179,7 +188,7 @@ Test(metrics, a_tenant_sees_only_its_own_labels_plus_global_rows)
 
     char *none = render(m, "nobody");
     cr_assert_null(strstr(none, "tenant="), "unknown tenant sees no labelled rows:\n%s", none);
-    cr_assert(sample(none, "verifetch_worker_spawn_seconds_bucket{le=\"+Inf\"}") == 1);
+    cr_assert(sample(none, "verifetch_worker_spawn_seconds_bucket{le=\"+Inf\"}") == -1);
 
     char *all = render(m, NULL);
     cr_assert_not_null(strstr(all, "alpha"));
