@@ -272,7 +272,9 @@ Test(config_access, quota_values_and_defaults)
                          "  { name = \"d\"; uids = [ 4 ]; quota = { }; },\n"
                          "  { name = \"e\"; uids = [ 5 ]; } );\n"),
                  0, "%s", err);
-    static const unsigned want[][2] = { { 8, 120 }, { 0, 100000 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
+    /* An absent concurrent among five tenants is a fair share of the default
+     * worker.max_concurrent (64 / 5, rounded up); an explicit 0 stays unlimited. */
+    static const unsigned want[][2] = { { 8, 120 }, { 13, 100000 }, { 0, 0 }, { 13, 0 }, { 13, 0 } };
     for (size_t i = 0; i < 5; i++) {
         cr_expect_eq(cfg.tenants[i].quota_concurrent, want[i][0], "tenant %zu concurrent", i);
         cr_expect_eq(cfg.tenants[i].quota_rpm, want[i][1], "tenant %zu rpm", i);
