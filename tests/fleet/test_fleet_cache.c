@@ -17,8 +17,11 @@ static rp_redis redis;
 static hx_origin origin;
 static pol_broker brokers[2];
 
+/* Tenant a sends 20 lookups at once to test coalescing, not quotas: it asks
+ * for no concurrency limit instead of the fair share of two tenants. */
 #define CACHED_TENANTS                                                                           \
-    "{ name = \"a\"; uids = [ 0 ]; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " },\n"    \
+    "{ name = \"a\"; uids = [ 0 ]; quota = { concurrent = 0; }; cache = { max_ttl_s = 60; }; "    \
+    POL_EGRESS_LOOPBACK " },\n"                                                                  \
     "{ name = \"b\"; uids = [ 65534 ]; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }"
 
 static void start_fleet(int n, const char *tenants)
