@@ -19,25 +19,46 @@ runtime_pkgs=$(awk '/^FROM /{buf=""} {buf = buf $0 "\n"} END{printf "%s", buf}' 
 base="libc6 libgcc-s1"
 
 fail=0
+# dpkg -S reads the whole package database on each call, and ldd loads every
+# dependency: run each once per binary, not once per library (under load the
+# per-library form took over a minute).
+owners() {  # "path pkg" lines for every path a package owns
+  dpkg -S "$@" 2>/dev/null | sed -n 's|^\([^:,]*\).*: \(/.*\)$|\2 \1|p' || true
+}
 for bin in broker/verifetchd cli/verifetch worker/verifetch-worker; do
   path="$build/$bin"
   if [ ! -x "$path" ]; then echo "FAIL $bin is not built"; fail=1; continue; fi
-  while read -r lib; do
+  ldd_out=$(ldd "$path")
+  needed=$(readelf -d "$path" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  declare -A file_of=()
+  candidates=()
+  for lib in $needed; do
     # Sanitizer runtimes appear only in the CI's ASan/UBSan build.
     case "$lib" in libasan.so*|libubsan.so*|liblsan.so*|libtsan.so*) continue ;; esac
     # Resolve the soname the way the dynamic loader does for this binary.
-    file=$(ldd "$path" | awk -v l="$lib" '$1 == l { print $3 }')
+    file=$(awk -v l="$lib" '$1 == l { print $3 }' <<<"$ldd_out")
+    file_of[$lib]=$file
+    [ -n "$file" ] && candidates+=("$file" "$(readlink -f "$file")" "${file#/usr}" "/usr$file")
+  done
+  owned=$( ((${#candidates[@]})) && owners "${candidates[@]}" )
+  for lib in $needed; do
+    case "$lib" in libasan.so*|libubsan.so*|liblsan.so*|libtsan.so*) continue ;; esac
+    file=${file_of[$lib]}
     [ -n "$file" ] || { echo "FAIL $bin: $lib does not resolve"; fail=1; continue; }
     real=$(readlink -f "$file")
-    pkg=$( (dpkg -S "$file" 2>/dev/null || dpkg -S "$real" 2>/dev/null || dpkg -S "${file#/usr}" 2>/dev/null ||
-            dpkg -S "/usr$file" 2>/dev/null) | sed -n 1p | cut -d: -f1)
+    pkg=""
+    for cand in "$file" "$real" "${file#/usr}" "/usr$file"; do
+      pkg=$(awk -v f="$cand" '$1 == f { print $2; exit }' <<<"$owned")
+      [ -n "$pkg" ] && break
+    done
     if [ -z "$pkg" ]; then echo "FAIL $bin: no package owns $file"; fail=1; continue; fi
     if grep -qxF "$pkg" <<<"$runtime_pkgs" || [[ " $base " == *" $pkg "* ]]; then
       echo "ok   $bin: $lib ($pkg)"
     else
       echo "FAIL $bin needs $lib from $pkg, which the runtime stage does not install"; fail=1
     fi
-  done < <(readelf -d "$path" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  done
+  unset file_of
 done
 grep -qx 'ca-certificates' <<<"$runtime_pkgs" || { echo "FAIL runtime stage lacks ca-certificates"; fail=1; }
 exit $fail
