@@ -152,6 +152,8 @@ static bool start_workers(const vf_broker *b, vf_health *health)
     health->probed = rep.ran;
     health->zygote = rep.zygote;
     health->layers = rep.layers;
+    health->worker_uid = rep.worker_uid;
+    health->uid_separated = rep.uid_separated;
     snprintf(health->probe_detail, sizeof health->probe_detail, "%s", rep.detail);
     if (rep.ran)
         fprintf(stderr, "verifetchd: workers confined by %s (spawn %s, %.2f ms); worker uid %u, %s\n",

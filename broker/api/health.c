@@ -49,6 +49,11 @@ json_t *vf_health_json(const vf_health_inputs *in)
     json_object_set_new(doc, "confinement_source",
                         json_string(p->last_known ? (p->last_from_zygote ? "last worker (zygote)" : "last worker (exec)")
                                                   : "start-up probe"));
+    /* The "uid" layer says only "not root": whether the worker is a
+     * different user than the key holder is said here (issue 13 item 14). */
+    if (in->startup->probed)
+        json_object_set_new(doc, "worker_uid", json_pack("{s:i, s:b}", "uid", (int)in->startup->worker_uid,
+                                                         "separate_from_broker", in->startup->uid_separated));
     if (why)
         json_object_set_new(doc, "not_ready", json_string(why));
     if (degraded)

@@ -17,6 +17,8 @@ typedef struct {
     bool zygote;             /* the probe worker came from the zygote */
     uint32_t layers;         /* VF_LAYER_* the probe worker applied */
     char probe_detail[256];  /* why the probe failed, if it did */
+    unsigned worker_uid;     /* the uid the probe worker ran as */
+    bool uid_separated;      /* ... and it is not the broker's (only a root broker separates them) */
 } vf_health;
 
 typedef struct {

@@ -507,6 +507,13 @@ Test(serving, health_and_ready_report_the_live_pool)
     cr_assert_eq(pool_field(idle, "in_use"), 0);
     cr_assert(json_is_object(json_object_get(idle, "confinement")));
     cr_assert(json_is_string(json_object_get(idle, "spawn")));
+    /* Only a root broker runs workers as another user (issue 13 item 14). */
+    json_t *wu = json_object_get(idle, "worker_uid");
+    cr_assert(json_is_object(wu), "health lacks worker_uid");
+    bool separate = json_is_true(json_object_get(wu, "separate_from_broker"));
+    cr_assert_eq(separate, geteuid() == 0, "separate_from_broker %d for a broker of euid %u", separate,
+                 (unsigned)geteuid());
+    cr_assert_eq(separate, json_integer_value(json_object_get(wu, "uid")) != (json_int_t)geteuid());
     json_decref(idle);
     static load l = { .n = 4 };
     pthread_t t;
