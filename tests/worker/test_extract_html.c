@@ -205,6 +205,30 @@ Test(charset, detection_order)
     cr_assert_str_eq(bad, "hz-gb-2312", "replacement labels are never decoded");
 }
 
+/* XHTML and XML name their encoding in the XML declaration; WHATWG order:
+ * BOM, then the Content-Type label, then the document's own declaration. */
+Test(charset, xml_declaration_is_honoured_after_bom_and_header)
+{
+    const unsigned char x[] = "<?xml version=\"1.0\" encoding='windows-1251'?>\n"
+                              "<html xmlns=\"http://www.w3.org/1999/xhtml\"><p>\xcf\xf0</p></html>";
+    cr_assert_eq(vf_charset_detect(x, sizeof x - 1, "application/xhtml+xml", 1), VF_CS_WINDOWS_1251);
+    cr_assert_eq(vf_charset_detect(x, sizeof x - 1, "application/xml", 0), VF_CS_WINDOWS_1251);
+    cr_assert_eq(vf_charset_detect(x, sizeof x - 1, "text/html; charset=koi8-r", 1), VF_CS_KOI8_R);
+    unsigned char bom[sizeof x + 3] = "\xef\xbb\xbf";
+    memcpy(bom + 3, x, sizeof x);
+    cr_assert_eq(vf_charset_detect(bom, sizeof bom - 1, NULL, 1), VF_CS_UTF8);
+    /* The declaration wins over a later <meta>; one not at the start is no declaration. */
+    const unsigned char both[] = "<?xml version=\"1.0\" encoding=\"EUC-JP\"?><meta charset=utf-8>";
+    cr_assert_eq(vf_charset_detect(both, sizeof both - 1, NULL, 1), VF_CS_EUC_JP);
+    const unsigned char late[] = " <?xml version=\"1.0\" encoding=\"EUC-JP\"?><p>\xc3\xa9";
+    cr_assert_eq(vf_charset_detect(late, sizeof late - 1, NULL, 1), VF_CS_UTF8);
+    char bad[48];
+    const unsigned char odd[] = "<?xml version=\"1.0\" encoding=\"x-klingon\"?><p>x</p>";
+    cr_assert_eq(vf_charset_detect_strict(odd, sizeof odd - 1, NULL, 1, bad, sizeof bad),
+                 VF_CS_UNKNOWN);
+    cr_assert_str_eq(bad, "x-klingon");
+}
+
 Test(charset, invalid_utf8_nul_and_utf16)
 {
     const char bad[] = "a\xc0\xafz\xed\xa0\x80" "b\0c";

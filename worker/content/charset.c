@@ -112,6 +112,40 @@ static bool find_charset_param(const char *s, size_t n, const char **label, size
     return false;
 }
 
+/* encoding="..." of an XML declaration that opens the body (XHTML, XML). */
+static bool find_xml_encoding(const char *s, size_t n, const char **label, size_t *label_len)
+{
+    if (n < 6 || strncmp(s, "<?xml", 5) != 0 || !is_blank((unsigned char)s[5]))
+        return false;
+    const char *end = memmem(s, n, "?>", 2);
+    size_t decl = end ? (size_t)(end - s) : n;
+    static const char key[] = "encoding";
+    for (size_t i = 5; i + sizeof key - 1 < decl; i++) {
+        if (strncmp(s + i, key, sizeof key - 1) != 0 || !is_blank((unsigned char)s[i - 1]))
+            continue;
+        size_t j = i + sizeof key - 1;
+        while (j < decl && is_blank((unsigned char)s[j]))
+            j++;
+        if (j >= decl || s[j] != '=')
+            return false;
+        j++;
+        while (j < decl && is_blank((unsigned char)s[j]))
+            j++;
+        if (j >= decl || (s[j] != '"' && s[j] != '\''))
+            return false;
+        char quote = s[j++];
+        size_t start = j;
+        while (j < decl && s[j] != quote)
+            j++;
+        if (j >= decl || j == start)
+            return false;
+        *label = s + start;
+        *label_len = j - start;
+        return true;
+    }
+    return false;
+}
+
 vf_charset vf_charset_from_content_type(const char *ctype)
 {
     const char *label;
@@ -242,7 +276,10 @@ vf_charset vf_charset_detect_strict(const unsigned char *body, size_t len, const
             return VF_CS_UNKNOWN;
         }
     }
-    if (is_html && find_charset_param((const char *)body, len < 1024 ? len : 1024, &label, &n)) {
+    /* In the document: an XML declaration (XHTML, XML), else an HTML <meta>. */
+    size_t head = len < 1024 ? len : 1024;
+    if (find_xml_encoding((const char *)body, head, &label, &n) ||
+        (is_html && find_charset_param((const char *)body, head, &label, &n))) {
         cs = vf_charset_from_label(label, n);
         /* An in-document UTF-16 claim is necessarily wrong (we just read it
          * as ASCII); HTML says to take UTF-8 then. */
