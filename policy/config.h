@@ -30,7 +30,12 @@ typedef struct {
     char *name;
     vf_provider_kind kind;
     /* http_api only */
-    char *endpoint;          /* URL template containing exactly one "{url}" (percent-encoded target) */
+    char *endpoint;          /* URL template with "{url}" (percent-encoded target): exactly once for
+                              * GET, at most once for POST (the body may carry it instead) */
+    bool post;               /* method = "POST": the proxy sends body_template filled in */
+    char *body_template;     /* compact JSON (policy/provider_body.h), POST only, else NULL */
+    char **headers;          /* extra static "Name: value" lines sent upstream */
+    size_t n_headers;
     char *cred_header;       /* header carrying the key, or NULL */
     char *cred_format;       /* header value template with "{key}", default "{key}" */
     char *cred_query;        /* query parameter carrying the key, or NULL */

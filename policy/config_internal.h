@@ -107,6 +107,14 @@ int vf_cfg_check_tokens_unique(vf_cfg_ctx *ctx, const config_setting_t *s, const
                                const vf_tenant_config *t, const vf_tenant_config *prev,
                                size_t prev_index);
 
+/* An HTTP header name token (RFC 9110) of at most 64 characters. */
+bool vf_cfg_header_token(const char *name);
+/* providers[i].method/body/headers (policy/config_request.c); needs endpoint
+ * and credential parsed already. */
+int vf_cfg_parse_provider_request(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                                  vf_provider_config *out);
+void vf_cfg_provider_request_free(vf_provider_config *p);
+
 /* The built-in tenant: "default", any peer, provider "direct". */
 int vf_cfg_default_tenant(vf_tenant_config *out);
 void vf_cfg_provider_free(vf_provider_config *p);

@@ -13,7 +13,8 @@
 #define ENV_NAME_MAX    128u
 
 static const char *const provider_members[] = {
-    "name", "kind", "cost", "endpoint", "credential", "response", "quota", NULL,
+    "name", "kind", "cost", "endpoint", "method", "body", "headers", "credential", "response",
+    "quota", NULL,
 };
 static const char *const credential_members[] = {
     "header", "query", "format", "key_file", "key_env", NULL,
@@ -51,9 +52,20 @@ static const char *endpoint_problem(const char *url)
     const char *first_url = strstr(url, "{url}");
     if (first_url && first_url < host + authority)
         return "{url} must be in the path or query, not the host";
-    if (count_occurrences(url, "{url}") != 1)
-        return "must contain exactly one {url}";
+    if (count_occurrences(url, "{url}") > 1)
+        return "must contain {url} only once";
     return NULL;
+}
+
+bool vf_cfg_header_token(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > HEADER_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("!#$%&'*+-.^_`|~", name[i]))
+            return false;
+    return true;
 }
 
 static bool valid_header_name(const char *name)
@@ -61,12 +73,8 @@ static bool valid_header_name(const char *name)
     static const char *const reserved[] = {
         "host", "content-length", "transfer-encoding", "connection", NULL,
     };
-    size_t n = strlen(name);
-    if (n == 0 || n > HEADER_NAME_MAX)
+    if (!vf_cfg_header_token(name))
         return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && !strchr("!#$%&'*+-.^_`|~", name[i]))
-            return false;
     for (size_t i = 0; reserved[i]; i++)
         if (strcasecmp(name, reserved[i]) == 0)
             return false;
@@ -287,7 +295,8 @@ int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char
     if ((at = config_setting_get_member(s, "quota")) && vf_cfg_parse_provider_quota(ctx, at, path, &out->quota) != 0)
         return -1;
 
-    static const char *const api_only[] = { "endpoint", "credential", "response", NULL };
+    static const char *const api_only[] = { "endpoint", "method", "body", "headers", "credential",
+                                            "response", NULL };
     if (out->kind == VF_PROVIDER_DIRECT) {
         for (size_t i = 0; api_only[i]; i++) {
             at = config_setting_get_member(s, api_only[i]);
@@ -317,6 +326,8 @@ int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char
         return vf_cfg_fail(ctx, s, path, "missing (required for kind \"http_api\")");
     if (parse_credential(ctx, at, path, out) != 0)
         return -1;
+    if (vf_cfg_parse_provider_request(ctx, s, where, out) != 0)
+        return -1;
 
     at = config_setting_get_member(s, "response");
     vf_cfg_join(path, where, "response");
@@ -335,5 +346,6 @@ void vf_cfg_provider_free(vf_provider_config *p)
     free(p->key_origin);
     vf_cfg_wipe_free(p->secret);
     free(p->json_pointer);
+    vf_cfg_provider_request_free(p);
     memset(p, 0, sizeof *p);
 }

@@ -1,6 +1,5 @@
 #include "broker/lookup/credential_proxy.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/lookup/provider_request.h"
 #include "broker/lookup/stream_mask.h"
 #include "broker/lookup/tls_upstream.h"
 #include "ipc/ipc_frame.h"
@@ -113,52 +113,6 @@ static int send_all(int fd, const char *buf, size_t len, int64_t deadline_ms)
             return -1;
     }
     return 0;
-}
-
-/* Build the upstream request with the credential. HTTP/1.0 + identity so the
- * response has no chunk framing or compression for the mask to miss. */
-static char *upstream_request(const vf_credential_proxy *p, const char *host_header)
-{
-    const vf_provider_config *pc = p->provider;
-    char *target = NULL, *cred_line = NULL, *req = NULL;
-    if (pc->cred_query) {
-        char *enc = curl_easy_escape(NULL, pc->secret, 0);
-        if (!enc)
-            return NULL;
-        const char *sep = strchr(p->expected_target, '?') ? "&" : "?";
-        if (asprintf(&target, "%s%s%s=%s", p->expected_target, sep, pc->cred_query, enc) < 0)
-            target = NULL;
-        curl_free(enc);
-    } else {
-        target = strdup(p->expected_target);
-    }
-    if (!target)
-        return NULL;
-    if (pc->cred_header) {
-        const char *fmt = pc->cred_format ? pc->cred_format : "{key}";
-        const char *at = strstr(fmt, "{key}");
-        if (at && asprintf(&cred_line, "%s: %.*s%s%s\r\n", pc->cred_header, (int)(at - fmt), fmt, pc->secret,
-                           at + 5) < 0)
-            cred_line = NULL;
-    } else {
-        cred_line = strdup("");
-    }
-    if (cred_line &&
-        asprintf(&req,
-                 "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: verifetch/0.1\r\nAccept: */*\r\n"
-                 "Accept-Encoding: identity\r\nConnection: close\r\n%s\r\n",
-                 target, host_header, cred_line) < 0)
-        req = NULL;
-    /* The key was in these buffers: wipe before freeing. */
-    if (target) {
-        explicit_bzero(target, strlen(target));
-        free(target);
-    }
-    if (cred_line) {
-        explicit_bzero(cred_line, strlen(cred_line));
-        free(cred_line);
-    }
-    return req;
 }
 
 static void fail(vf_credential_proxy *p, const char *why)
@@ -352,7 +306,7 @@ static void *proxy_main(void *arg)
         fail(p, detail);
         goto out;
     }
-    char *req = upstream_request(p, host_header);
+    char *req = vf_provider_request(p->provider, p->expected_target, host_header, p->body);
     if (!req) {
         fail(p, "broker out of memory");
     } else {

@@ -23,6 +23,7 @@ typedef struct {
     const char *host;                   /* endpoint host as configured */
     uint16_t port;
     const char *expected_target;        /* exact request-target the worker must send */
+    const char *body;                   /* rendered JSON body for a POST provider, else NULL */
     const char *const *mask;            /* secret forms masked in the response */
     const size_t *mask_lens;
     size_t n_mask;

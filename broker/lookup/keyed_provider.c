@@ -13,12 +13,13 @@
 #include "broker/judge/utf8_text.h"
 #include "ipc/ipc_frame.h"
 #include "policy/egress_target.h"
+#include "policy/provider_body.h"
 
 char *vf_keyed_endpoint_url(const char *endpoint_template, const char *target_url)
 {
     const char *at = strstr(endpoint_template, "{url}");
-    if (!at)
-        return NULL;
+    if (!at)   /* a POST provider may carry the target in its body only */
+        return strdup(endpoint_template);
     char *enc = curl_easy_escape(NULL, target_url, 0);
     if (!enc)
         return NULL;
@@ -140,7 +141,15 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         free(endpoint);
         return;
     }
-    char *target = NULL, *worker_url = NULL;
+    char *target = NULL, *worker_url = NULL, *body = NULL;
+    int64_t body_left = deadline_ms - vf_now_ms();
+    if (provider->body_template &&
+        !(body = vf_body_render(provider->body_template, url, (unsigned)(body_left > 1 ? body_left : 1)))) {
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "provider body could not be built for this target");
+        free(endpoint);
+        parts_free(&ep);
+        return;
+    }
     bool tls = strcasecmp(ep.scheme, "https") == 0;
     if (asprintf(&target, "%s%s%s", ep.path, ep.query ? "?" : "", ep.query ? ep.query : "") < 0)
         target = NULL;
@@ -154,7 +163,8 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
     vf_credential_proxy proxy = {
         .worker_fd = sv[0], .provider = provider, .egress = &tenant->egress,
         .tls_ctx = tls ? b->upstream_tls : NULL, .host = ep.host, .port = ep.port,
-        .expected_target = target, .mask = (const char *const *)b->mask.forms, .mask_lens = b->mask.lens, .n_mask = b->mask.n,
+        .expected_target = target, .body = body,
+        .mask = (const char *const *)b->mask.forms, .mask_lens = b->mask.lens, .n_mask = b->mask.n,
         .max_response = tenant->max_body_bytes + VF_IPC_RESULT_OVERHEAD, .deadline_ms = deadline_ms,
     };
     if (vf_credential_proxy_start(&proxy) != 0) {
@@ -196,6 +206,7 @@ done:
         close(sv[1]);
     free(target);
     free(worker_url);
+    free(body);
     free(endpoint);
     parts_free(&ep);
 }

@@ -202,7 +202,7 @@ Test(config_err, bad_endpoints)
 {
     static const struct { const char *endpoint, *why; } cases[] = {
         { "https://api.example/fetch", "must contain exactly one {url}" },
-        { "https://api.example/{url}/{url}", "must contain exactly one {url}" },
+        { "https://api.example/{url}/{url}", "must contain {url} only once" },
         { "ftp://api.example/{url}", "must be an http:// or https:// URL" },
         { "HTTPS://api.example/{url}", "must be an http:// or https:// URL" },
         { "api.example/{url}", "must be an http:// or https:// URL" },
@@ -225,6 +225,40 @@ Test(config_err, bad_endpoints)
                         "    }\n  );\n} );\n",
                         cases[i].endpoint);
     }
+}
+
+/* method, body and headers (policy/config_request.c): line 8 holds `extra`. */
+Test(config_err, request_shape)
+{
+#define KEY_ENV "header = \"X-Key\"; key_env = \"VF_TEST_ENV_KEY\";"
+    static const struct { const char *extra, *why; } cases[] = {
+        { "method = \"PUT\";", "method: must be \"GET\" or \"POST\"" },
+        { "body = { url = \"{url}\"; };", "body: only valid with method \"POST\"" },
+        { "method = \"POST\"; body = \"{url: 1\";", "body: is not JSON" },
+        { "method = \"POST\"; body = \"[1]\";", "body: must be a JSON object" },
+        { "method = \"POST\"; body = { t = \"ms {timeout_ms}\"; };",
+          "body: {timeout_ms} and {timeout_s} must be a whole string value" },
+        { "headers = [ \"Host: x\" ];", "headers[0]: Host is set by the credential proxy" },
+        { "headers = [ \"Content-Length: 3\" ];", "headers[0]: Content-Length is set by" },
+        { "headers = [ \"Accept-Encoding: gzip\" ];", "headers[0]: Accept-Encoding is set by" },
+        { "headers = [ \"authorization: Bearer k\" ];", "headers[0]: authorization is set by" },
+        { "headers = [ \"User-Agent: x\" ];", "headers[0]: User-Agent is set by" },
+        { "headers = [ \"X-Key: again\" ];", "headers[0]: X-Key carries the key" },
+        { "headers = [ \"no colon\" ];", "headers[0]: must read \"Name: value\"" },
+        { "headers = [ \"X-A: \\x01\" ];", "headers[0]: value must be printable ASCII" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[256];
+        snprintf(what, sizeof what, "tenants[0].providers[1].%s", cases[i].why);
+        fx_expect_error(8, what, FX_API_PROVIDER(API_EP, KEY_ENV, "%s"), cases[i].extra);
+    }
+    fx_expect_error(5, "tenants[0].providers[1].body: missing (required with method \"POST\")",
+                    FX_API_PROVIDER(API_EP, KEY_ENV, "method = \"POST\";"));
+    fx_expect_error(6, "tenants[0].providers[1].endpoint: neither endpoint nor body contains {url}",
+                    FX_API_PROVIDER("https://api.example/scrape", KEY_ENV, "method = \"POST\"; body = { u = \"x\"; };"));
+    fx_expect_error(6, "tenants[0].providers[1].endpoint: must contain exactly one {url}",
+                    FX_API_PROVIDER("https://api.example/scrape", KEY_ENV, ""));
+#undef KEY_ENV
 }
 
 Test(config_err, credential_shape)
