@@ -27,6 +27,8 @@ Routes:
               misses it: gzip announced on an LF-only line, gzip in the head
               after an interim "100 Continue", or chunking (the key split
               across chunks) announced on an LF-only line
+  and the paid-API fakes of paid_api_fakes.py (their POST bodies logged as
+  BODY <json text>).
 """
 
 import gzip
@@ -38,6 +40,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "origin"))
 from origin_base import EventLog, OriginServer, RouteHandler, arg_parser, guard, serve, tls_context  # noqa: E402
+import paid_api_fakes  # noqa: E402
 
 LEAKY_HTML = (
     "<html><head><title>Leaky deploy notes</title></head><body>"
@@ -62,6 +65,7 @@ def echo_text(handler, nonce):
 class Handler(RouteHandler):
     server_version = "verifetch-provider-origin/1"
     NOT_FOUND = (404, "text/plain", b"not found\n")
+    body = None   # the POST body, read by do_POST
 
     def before_route(self, parsed):
         """Every request is recorded; /echo* answers also record their nonce."""
@@ -69,11 +73,18 @@ class Handler(RouteHandler):
         record += ["HDR %s: %s" % (k, v) for k, v in self.headers.items()]
         record += ["QRY %s=%s" % (k, v)
                    for k, v in urllib.parse.parse_qsl(parsed.query, keep_blank_values=True)]
+        if self.body is not None:
+            record.append("BODY " + self.body.decode("utf-8", "replace"))
         self.nonce = None
         if parsed.path in ("/echo", "/echo-json", "/echo-gzip", "/echo-smuggle"):
             self.nonce = secrets.token_hex(16)
             record.append("NONCE " + self.nonce)
         _log.write(*record)
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(min(n, 1 << 20))
+        self.do_GET()
 
     def r_echo(self, q):
         self.send_body(200, "text/plain; charset=utf-8", echo_text(self, self.nonce).encode())
@@ -114,6 +125,7 @@ Handler.ROUTES = {
     "/echo-smuggle": Handler.r_echo_smuggle,
     "/leaky": Handler.r_leaky,
 }
+Handler.ROUTES.update(paid_api_fakes.ROUTES)
 
 
 def main():
