@@ -29,10 +29,10 @@ static vf_ipc_err check_render(uint32_t render)
 /* vf_job                                                                     */
 
 enum { J_V, J_URL, J_IP, J_PORT, J_TIMEOUT, J_MAX_BODY, J_CA, J_MODE, J_POINTER,
-       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_RENDER, J_COUNT };
+       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_RENDER, J_TITLE_POINTER, J_COUNT };
 static const char *const job_keys[J_COUNT] = {
     "v", "url", "ip", "port", "timeout_ms", "max_body", "ca", "mode", "pointer",
-    "headers", "hook", "ca_preloaded", "bpf", "require", "render",
+    "headers", "hook", "ca_preloaded", "bpf", "require", "render", "title_pointer",
 };
 #define JOB_REQUIRED ((1u << J_V) | (1u << J_URL) | (1u << J_IP) | (1u << J_PORT) | \
                       (1u << J_TIMEOUT) | (1u << J_MAX_BODY) | (1u << J_MODE))
@@ -67,6 +67,8 @@ static vf_ipc_err set_job_field(void *out, size_t slot, const msgpack_object *va
         return err;
     case J_POINTER:
         return ipc_take_str(val, ipc_check_pointer, false, &job->json_pointer);
+    case J_TITLE_POINTER:
+        return ipc_take_str(val, ipc_check_pointer, false, &job->title_pointer);
     case J_HEADERS:
         return ipc_take_str_array(val, VF_IPC_MAX_HEADERS, ipc_check_header_line, &job->headers, &job->n_headers);
     case J_HOOK:
@@ -111,6 +113,10 @@ vf_ipc_err vf_job_decode(const void *buf, size_t len, vf_job *out, const char **
         *field = "pointer";
         err = VF_IPC_ERR_MISSING;
     }
+    if (err == VF_IPC_OK && out->mode != VF_MODE_JSON && out->title_pointer != NULL) {
+        *field = "title_pointer";
+        err = VF_IPC_ERR_RANGE;
+    }
     /* Two CA sources would leave the worker guessing which one it trusts. */
     if (err == VF_IPC_OK && out->ca_preloaded && out->ca_pem != NULL) {
         *field = "ca_preloaded";
@@ -130,6 +136,7 @@ void vf_job_free(vf_job *job)
     free(job->connect_ip);
     free(job->ca_pem);
     free(job->json_pointer);
+    free(job->title_pointer);
     for (size_t i = 0; i < job->n_headers; i++)
         free(job->headers[i]);
     free(job->headers);
@@ -245,6 +252,7 @@ static vf_ipc_err check_job(const vf_job *job)
     if ((err = ipc_check_cstr(job->url, ipc_check_url, false)) != VF_IPC_OK ||
         (err = ipc_check_cstr(job->connect_ip, ipc_check_ip, false)) != VF_IPC_OK ||
         (err = ipc_check_cstr(job->json_pointer, ipc_check_pointer, true)) != VF_IPC_OK ||
+        (err = ipc_check_cstr(job->title_pointer, ipc_check_pointer, true)) != VF_IPC_OK ||
         (err = ipc_check_cstr(job->test_hook, ipc_rule_short, true)) != VF_IPC_OK)
         return err;
     if (job->port == 0 || job->timeout_ms == 0 || job->timeout_ms > MAX_TIMEOUT_MS ||
@@ -252,7 +260,8 @@ static vf_ipc_err check_job(const vf_job *job)
         return VF_IPC_ERR_RANGE;
     if (job->mode != VF_MODE_RAW && job->mode != VF_MODE_JSON)
         return VF_IPC_ERR_RANGE;
-    if (job->mode == VF_MODE_JSON && job->json_pointer == NULL)
+    if ((job->mode == VF_MODE_JSON && job->json_pointer == NULL) ||
+        (job->mode != VF_MODE_JSON && job->title_pointer != NULL))
         return VF_IPC_ERR_RANGE;
     if (job->ca_pem == NULL && job->ca_pem_len > 0)
         return VF_IPC_ERR_RANGE;
@@ -283,7 +292,7 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
     if (err != VF_IPC_OK)
         return err;
 
-    uint32_t n_keys = 7 + (job->ca_pem != NULL) + (job->json_pointer != NULL) +
+    uint32_t n_keys = 7 + (job->ca_pem != NULL) + (job->json_pointer != NULL) + (job->title_pointer != NULL) +
                       (job->n_headers > 0) + (job->test_hook != NULL) + job->ca_preloaded +
                       (job->bpf != NULL) + (job->required_layers != 0) + (job->render != 0);
     ipc_encoder e;
@@ -300,6 +309,8 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
     ipc_put_uint(&e, "mode", (uint64_t)job->mode);
     if (job->json_pointer != NULL)
         ipc_put_text(&e, "pointer", job->json_pointer);
+    if (job->title_pointer != NULL)
+        ipc_put_text(&e, "title_pointer", job->title_pointer);
     if (job->n_headers > 0) {
         ipc_put_key(&e, "headers");
         ipc_enc_check(&e, msgpack_pack_array(&e.pk, job->n_headers));

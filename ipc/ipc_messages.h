@@ -45,7 +45,7 @@ typedef enum { VF_MODE_RAW = 0, VF_MODE_JSON = 1 } vf_response_mode;
 
 /* Broker -> worker: fetch one URL over the fd passed with this frame.
  * Map keys: v, url, ip, port, timeout_ms, max_body, ca, ca_preloaded, mode, pointer,
- * headers, hook, bpf, require, render. */
+ * headers, hook, bpf, require, render, title_pointer. */
 typedef struct {
     char *url;               /* "v" 1; "url": str, http(s) URL of this hop (required) */
     char *connect_ip;        /* "ip": str, vetted address the passed fd is connected to (required) */
@@ -58,6 +58,8 @@ typedef struct {
                               * before forking this worker; never together with "ca" */
     vf_response_mode mode;   /* "mode": uint 0 raw / 1 json (required) */
     char *json_pointer;      /* "pointer": str RFC 6901; required when mode == json */
+    char *title_pointer;     /* "title_pointer": str RFC 6901, optional, json mode only: the
+                              * page title in the provider's answer (meta.title) */
     char **headers;          /* "headers": array of str "Name: value", no CR/LF, optional */
     size_t n_headers;
     char *test_hook;         /* "hook": str, honoured only by the test-hook worker build */

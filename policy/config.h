@@ -43,6 +43,7 @@ typedef struct {
     char *secret;            /* the loaded key; NULL for direct */
     vf_response_mode mode;   /* raw page or JSON with a pointer */
     char *json_pointer;      /* RFC 6901, when mode == VF_MODE_JSON */
+    char *title_pointer;     /* RFC 6901, optional with VF_MODE_JSON: the page title (metadata) */
     double cost_per_call;    /* for cost ordering (issue 4), default 0 */
     vf_provider_quota quota; /* fleet-wide per key (broker/fleet); all-zero = unlimited */
 } vf_provider_config;

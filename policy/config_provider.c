@@ -19,7 +19,7 @@ static const char *const provider_members[] = {
 static const char *const credential_members[] = {
     "header", "query", "format", "key_file", "key_env", NULL,
 };
-static const char *const response_members[] = { "mode", "pointer", NULL };
+static const char *const response_members[] = { "mode", "pointer", "title", NULL };
 
 static size_t count_occurrences(const char *haystack, const char *needle)
 {
@@ -221,19 +221,20 @@ static int parse_response(vf_cfg_ctx *ctx, const config_setting_t *s, const char
         vf_cfg_check_members(ctx, s, where, response_members) != 0)
         return -1;
     char path[VF_CFG_PATH_MAX];
-    const config_setting_t *mode_at, *pointer_at;
-    const char *mode = "raw", *pointer = NULL;
+    const config_setting_t *mode_at, *pointer_at, *title_at;
+    const char *mode = "raw", *pointer = NULL, *title = NULL;
     if (member_string(ctx, s, where, "mode", VF_CFG_STRING_MAX, &mode_at, &mode) < 0)
         return -1;
     int has_pointer = member_string(ctx, s, where, "pointer", VF_IPC_MAX_POINTER, &pointer_at,
                                     &pointer);
-    if (has_pointer < 0)
+    int has_title = member_string(ctx, s, where, "title", VF_IPC_MAX_POINTER, &title_at, &title);
+    if (has_pointer < 0 || has_title < 0)
         return -1;
     if (strcmp(mode, "raw") == 0) {
         out->mode = VF_MODE_RAW;
-        if (has_pointer) {
-            vf_cfg_join(path, where, "pointer");
-            return vf_cfg_fail(ctx, pointer_at, path, "only valid with mode \"json\"");
+        if (has_pointer || has_title) {
+            vf_cfg_join(path, where, has_pointer ? "pointer" : "title");
+            return vf_cfg_fail(ctx, has_pointer ? pointer_at : title_at, path, "only valid with mode \"json\"");
         }
         return 0;
     }
@@ -245,10 +246,17 @@ static int parse_response(vf_cfg_ctx *ctx, const config_setting_t *s, const char
     vf_cfg_join(path, where, "pointer");
     if (!has_pointer)
         return vf_cfg_fail(ctx, s, path, "missing (required with mode \"json\")");
+    static const char pointer_rule[] = "must be a JSON pointer starting with \"/\" (~ written as ~0, / as ~1)";
     if (!valid_pointer(pointer))
-        return vf_cfg_fail(ctx, pointer_at, path,
-                           "must be a JSON pointer starting with \"/\" (~ written as ~0, / as ~1)");
-    return dup_into(ctx, pointer_at, path, pointer, &out->json_pointer);
+        return vf_cfg_fail(ctx, pointer_at, path, pointer_rule);
+    if (dup_into(ctx, pointer_at, path, pointer, &out->json_pointer) != 0)
+        return -1;
+    if (!has_title)
+        return 0;
+    vf_cfg_join(path, where, "title");
+    if (!valid_pointer(title))
+        return vf_cfg_fail(ctx, title_at, path, pointer_rule);
+    return dup_into(ctx, title_at, path, title, &out->title_pointer);
 }
 
 int vf_cfg_parse_provider(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
@@ -346,6 +354,7 @@ void vf_cfg_provider_free(vf_provider_config *p)
     free(p->key_origin);
     vf_cfg_wipe_free(p->secret);
     free(p->json_pointer);
+    free(p->title_pointer);
     vf_cfg_provider_request_free(p);
     memset(p, 0, sizeof *p);
 }

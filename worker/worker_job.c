@@ -211,7 +211,8 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
         /* Wall signals read the raw body, which extraction lets go early. */
         vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
         vf_extract_opts xo = { .render = job->render, .page_url = job->url,
-                               .body_done = release_body, .body_ctx = &fr->body };
+                               .body_done = release_body, .body_ctx = &fr->body,
+                               .title_pointer = job->title_pointer };
         if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,
                              fr->body.data ? fr->body.data : "", fr->body.len,
                              (size_t)job->max_body, &ex)) {
@@ -234,7 +235,9 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
             ex.has_meta = ex.meta.extract && vf_page_meta_add_signal(&ex.meta, VF_SIGNAL_UNSUPPORTED_CHARSET);
         }
         if (ex.has_meta) {
-            for (size_t i = 0; i < fr->wall.n; i++)
+            /* A provider's JSON answer (and its own headers) is no page to
+             * fingerprint; the title it reports still reaches the judge. */
+            for (size_t i = 0; job->mode == VF_MODE_RAW && i < fr->wall.n; i++)
                 (void)vf_page_meta_add_signal(&ex.meta, fr->wall.tok[i]);
             res.meta = &ex.meta;
         }

@@ -98,6 +98,8 @@ static void settle(vf_fetch_outcome *out, int worker_rc, const char *worker_deta
         out->content_type = strdup(res->content_type);
     out->text = vf_utf8_sanitize((const char *)res->text, res->text_len, &out->text_len);
     out->final_url = strdup(endpoint);
+    out->meta = res->meta;   /* the title the provider reported, when configured */
+    res->meta = NULL;
     if (!out->text)
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "broker out of memory");
 }
@@ -181,6 +183,7 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         .max_body = tenant->max_body_bytes,
         .mode = provider->mode,
         .json_pointer = provider->json_pointer,
+        .title_pointer = provider->title_pointer,
     };
     vf_worker_timing timing = { 0 };
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,

@@ -156,6 +156,8 @@ Test(paid_apis, firecrawl_example_scrapes_markdown)
     cr_assert(json_is_integer(timeout) && json_integer_value(timeout) > 0 && json_integer_value(timeout) <= 15000,
               "{timeout_ms} must become the attempt's remaining milliseconds as a number");
     cr_assert_eq(json_object_size(body), 4, "the body has exactly the example's members");
+    cr_assert_str_eq(json_string_value(json_object_get(hx_receipt(&r), "title")), "Harbour notes",
+                     "the title comes from the response's metadata pointer");
     json_decref(body);
     free(text);
     hx_response_free(&r);
@@ -165,6 +167,7 @@ Test(paid_apis, tavily_example_extracts_raw_content)
 {
     hx_response r;
     char *text = run_example(&TAVILY, &r);
+    cr_assert_null(json_object_get(hx_receipt(&r), "title"), "no title pointer, no title");
     json_t *body = logged_body();
     cr_assert(json_equal(json_object_get(body, "urls"), json_pack("[s]", TARGET_URL)));
     cr_assert_str_eq(json_string_value(json_object_get(body, "extract_depth")), "basic");
@@ -202,6 +205,7 @@ Test(paid_apis, jina_example_reads_json_content)
     free(log);
     json_t *body = logged_body();
     cr_assert(json_equal(body, json_pack("{s:s}", "url", TARGET_URL)), "body is {\"url\": target}");
+    cr_assert_str_eq(json_string_value(json_object_get(hx_receipt(&r), "title")), "Harbour notes");
     json_decref(body);
     free(text);
     hx_response_free(&r);

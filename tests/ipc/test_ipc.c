@@ -45,6 +45,8 @@ static vf_ipc_err decode_job_bytes(const void *buf, size_t len, vf_job *job, con
     return err;
 }
 
+static void expect_job_encode(const vf_job *job, vf_ipc_err want);
+
 static void expect_job(const char *drop, const hv_entry *extra, size_t n_extra,
                        vf_ipc_err want, const char *want_field)
 {
@@ -105,7 +107,7 @@ Test(ipc, job_round_trip_all_fields)
         .url = "https://example.test/a?b=c", .connect_ip = "2001:db8::7", .port = 8443,
         .timeout_ms = 600000, .max_body = 256u * 1024u * 1024u,
         .ca_pem = (uint8_t *)ca, .ca_pem_len = sizeof ca,
-        .mode = VF_MODE_JSON, .json_pointer = "/data/content",
+        .mode = VF_MODE_JSON, .json_pointer = "/data/content", .title_pointer = "/data/metadata/title",
         .headers = headers, .n_headers = 2, .test_hook = "socket_after_confine",
     };
     void *buf;
@@ -125,6 +127,7 @@ Test(ipc, job_round_trip_all_fields)
     cr_assert_arr_eq(out.ca_pem, ca, sizeof ca);
     cr_assert_eq(out.mode, VF_MODE_JSON);
     cr_assert_str_eq(out.json_pointer, "/data/content");
+    cr_assert_str_eq(out.title_pointer, "/data/metadata/title");
     cr_assert_eq(out.n_headers, 2);
     cr_assert_str_eq(out.headers[0], "Accept: text/html");
     cr_assert_str_eq(out.headers[1], "X-Trace: abc:def");
@@ -360,6 +363,13 @@ Test(ipc, job_rejects_non_http_url_and_bad_pointer)
     expect_job("url", EXTRAS(HV_S("url", "https://")), VF_IPC_ERR_RANGE, "url");
     expect_job("mode", EXTRAS(HV_U("mode", 1), HV_S("pointer", "data/content")),
                VF_IPC_ERR_RANGE, "pointer");
+    expect_job("mode", EXTRAS(HV_U("mode", 1), HV_S("pointer", "/a"), HV_S("title_pointer", "t")),
+               VF_IPC_ERR_RANGE, "title_pointer");
+    /* A title belongs to a JSON answer only. */
+    expect_job(NULL, EXTRAS(HV_S("title_pointer", "/t")), VF_IPC_ERR_RANGE, "title_pointer");
+    vf_job raw_with_title = { .url = "http://a.test/", .connect_ip = "127.0.0.1", .port = 80, .timeout_ms = 1,
+                              .max_body = 1, .mode = VF_MODE_RAW, .title_pointer = "/t" };
+    expect_job_encode(&raw_with_title, VF_IPC_ERR_RANGE);
 }
 
 Test(ipc, job_rejects_integers_out_of_range)

@@ -246,6 +246,9 @@ Test(config_err, request_shape)
         { "headers = [ \"X-Key: again\" ];", "headers[0]: X-Key carries the key" },
         { "headers = [ \"no colon\" ];", "headers[0]: must read \"Name: value\"" },
         { "headers = [ \"X-A: \\x01\" ];", "headers[0]: value must be printable ASCII" },
+        { "response = { title = \"/t\"; };", "response.title: only valid with mode \"json\"" },
+        { "response = { mode = \"json\"; pointer = \"/a\"; title = \"t\"; };",
+          "response.title: must be a JSON pointer" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[256];

@@ -41,8 +41,35 @@ vf_body_kind vf_body_kind_of(const char *ct)
     return VF_KIND_OTHER;
 }
 
-static bool extract_json(const char *pointer, const char *body, size_t len, size_t max_text,
-                         vf_extracted *out)
+/* The provider's title for the page, when its answer has one: metadata is
+ * optional, so a title pointer that finds no string leaves the meta empty. */
+static bool json_title(const char *pointer, const char *body, size_t len, vf_extracted *out)
+{
+    char *title = NULL;
+    size_t title_len = 0;
+    char ignored[VF_IPC_MAX_DETAIL];
+    vf_json_status st = vf_json_extract(body, len, pointer, VF_META_MAX_TITLE, &title, &title_len, ignored,
+                                        sizeof ignored);
+    if (st == VF_JSON_NOMEM)
+        return false;
+    if (st == VF_JSON_OK && title_len > 0) {
+        /* The meta map's required sizes: the provider's text is the whole page. */
+        uint64_t chars = 0;
+        for (size_t i = 0; i < out->text_len; i++)
+            chars += ((unsigned char)out->text[i] & 0xC0) != 0x80;
+        out->meta.title = title;
+        out->meta.extract = strdup("page");
+        out->meta.page_chars = out->meta.main_chars = chars;
+        out->has_meta = out->meta.extract != NULL;
+        return out->has_meta;
+    } else {
+        free(title);
+    }
+    return true;
+}
+
+static bool extract_json(const char *pointer, const char *title_pointer, const char *body, size_t len,
+                         size_t max_text, vf_extracted *out)
 {
     vf_json_status st = vf_json_extract(body, len, pointer ? pointer : "", max_text,
                                         &out->text, &out->text_len, out->detail,
@@ -56,14 +83,14 @@ static bool extract_json(const char *pointer, const char *body, size_t len, size
         return out->text != NULL;
     }
     out->ctype_is_plain = true;
-    return true;
+    return title_pointer ? json_title(title_pointer, body, len, out) : true;
 }
 
 bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out)
 {
-    static const vf_extract_opts defaults = { 0, NULL, NULL, NULL };
+    static const vf_extract_opts defaults = { 0, NULL, NULL, NULL, NULL };
     return vf_extract_with(&defaults, mode, json_pointer, http_status, content_type, body, len,
                            max_text, out);
 }
@@ -90,7 +117,7 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
     /* JSON mode judges a provider's answer; an HTTP error from the provider
      * stays an HTTP error (its body is passed through like any other). */
     if (mode == VF_MODE_JSON && http_status >= 200 && http_status < 300)
-        return extract_json(json_pointer, body, len, max_text, out);
+        return extract_json(json_pointer, opts->title_pointer, body, len, max_text, out);
 
     vf_body_kind kind = vf_body_kind_of(content_type);
     if (kind == VF_KIND_OTHER) {

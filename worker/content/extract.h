@@ -22,7 +22,8 @@ typedef struct {
     bool ctype_is_plain;  /* JSON mode success: report text/plain; charset=utf-8 */
     char detail[VF_IPC_MAX_DETAIL];
     bool unsupported_charset; /* the page names a charset nothing decodes: detail says which */
-    bool has_meta;        /* HTML: meta below is filled (free with vf_extracted_free) */
+    bool has_meta;        /* meta below is filled (HTML; JSON with a title pointer); free
+                           * with vf_extracted_free */
     vf_page_meta meta;
 } vf_extracted;
 
@@ -35,6 +36,7 @@ typedef struct {
      * body is decoded to UTF-8, the caller can give its memory back. */
     void (*body_done)(void *ctx);
     void *body_ctx;
+    const char *title_pointer;  /* JSON mode: where the answer names the page title, or NULL */
 } vf_extract_opts;
 
 /* Returns false only when out of memory. */
