@@ -22,6 +22,9 @@ want -f "$unitdir/verifetch.socket"
 want -f "$unitdir/verifetch.service"
 want -f "$sysusersdir/verifetch.conf"
 want -f "$datadir/doc/verifetch/examples/verifetch.conf.example"
+for api in firecrawl tavily jina scrapingbee; do
+  want -f "$datadir/doc/verifetch/examples/providers/$api.conf"
+done
 
 svc="$dest$unitdir/verifetch.service"
 if [ -f "$svc" ]; then

@@ -262,9 +262,44 @@ static int load_text(const char *text, vf_config *cfg, char *err, size_t errlen)
     return vf_config_load(path, cfg, err, errlen);
 }
 
+/* What a user does to enable the example's keyed provider: drop one "# " from
+ * each config line between "# BEGIN keyed provider" and "# END" ("##" notes
+ * stay comments) and add the comma after the direct provider. malloc'd. */
+static char *enable_keyed_provider(const char *text)
+{
+    char *out = malloc(strlen(text) + 64), *o = out;
+    cr_assert_not_null(out);
+    bool in_block = false;
+    int blocks = 0;
+    for (const char *line = text; *line;) {
+        size_t len = strcspn(line, "\n");
+        size_t ind = strspn(line, " ");
+        bool begin = strncmp(line + ind, "# BEGIN keyed provider", 22) == 0;
+        bool end = strncmp(line + ind, "# END keyed provider", 20) == 0;
+        bool config_line = in_block && !begin && !end && strncmp(line + ind, "# ", 2) == 0;
+        memcpy(o, line, ind);
+        o += ind;
+        size_t skip = ind + (config_line ? 2 : 0);
+        memcpy(o, line + skip, len - skip);
+        o += len - skip;
+        blocks += begin;
+        in_block = (in_block || begin) && !end;
+        line += len;
+        if (*line == '\n')
+            *o++ = *line++;
+    }
+    *o = '\0';
+    cr_assert_eq(blocks, 2, "the example has a keyed provider block and its ordering rule");
+    char *with_comma = replace_once(out, "kind = \"direct\"; }   #", "kind = \"direct\"; },  #");
+    free(out);
+    return with_comma;
+}
+
 Test(config_ok, shipped_example_loads)
 {
-    char *text = example_text();
+    char *shipped = example_text();
+    char *text = enable_keyed_provider(shipped);
+    free(shipped);
     char *key = fx_key_file();
     char *with_key = replace_once(text, "/etc/verifetch/fetcher.key", key);
     vf_config cfg;
