@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "broker/fleet/fleet.h"
+#include "broker/lookup/robots_cache.h"
 #include "ipc/ipc_frame.h"
 
 int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
@@ -15,7 +16,8 @@ int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
     rt->quota = vf_quota_new();
     rt->circuits = vf_circuit_registry_new(NULL);
     rt->metrics = vf_metrics_new();
-    if (!rt->quota || !rt->circuits || !rt->metrics) {
+    rt->robots = vf_robots_cache_new();
+    if (!rt->quota || !rt->circuits || !rt->metrics || !rt->robots) {
         vf_runtime_destroy(rt);
         return -1;
     }
@@ -50,6 +52,7 @@ int vf_runtime_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t
 void vf_runtime_destroy(vf_runtime *rt)
 {
     vf_fleet_free(rt->fleet);
+    vf_robots_cache_free(rt->robots);
     vf_quota_free(rt->quota);
     vf_circuit_registry_free(rt->circuits);
     vf_metrics_free(rt->metrics);

@@ -16,6 +16,7 @@ typedef struct {
     vf_circuit_registry *circuits;
     vf_metrics *metrics;
     struct vf_fleet *fleet;        /* shared store and lookup cache (broker/fleet/fleet.h) */
+    struct vf_robots_cache *robots;/* robots.txt per origin (broker/lookup/robots.h) */
 } vf_runtime;
 
 int vf_runtime_init(vf_runtime *rt, unsigned max_workers);

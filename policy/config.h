@@ -23,6 +23,8 @@
 #define VF_DEFAULT_CA_FILE         "/etc/ssl/certs/ca-certificates.crt"
 #define VF_QUOTA_MAX               100000u   /* concurrent and requests_per_minute */
 #define VF_TOKEN_HASH_LEN          32u       /* SHA-256 */
+#define VF_DEFAULT_USER_AGENT      "verifetch/" VERIFETCH_VERSION
+#define VF_DEFAULT_ROBOTS_TTL_S    86400u    /* RFC 9309: a cached copy at most a day old */
 
 typedef enum { VF_PROVIDER_DIRECT = 0, VF_PROVIDER_HTTP_API = 1 } vf_provider_kind;
 
@@ -78,7 +80,14 @@ typedef struct {
     vf_egress_policy egress;
     unsigned classify_disabled;     /* classify.disable: bit (1 << n) per vf_wall family n */
     vf_cache_config cache;          /* lookup cache; disabled unless configured */
+    char *user_agent;               /* what direct fetches send; NULL = VF_DEFAULT_USER_AGENT */
+    bool robots_ignore;             /* robots = "ignore"; default obey (direct provider only) */
+    unsigned robots_ttl_s;          /* how long a host's robots.txt is trusted; 0 = default */
 } vf_tenant_config;
+
+/* The tenant's User-Agent, and its robots.txt cache lifetime in seconds. */
+const char *vf_tenant_user_agent(const vf_tenant_config *t);
+unsigned vf_tenant_robots_ttl_s(const vf_tenant_config *t);
 
 /* True for the unix catch-all: no uids and no tokens. A tenant with tokens but
  * no uids serves TCP callers only. The loader allows at most one catch-all. */

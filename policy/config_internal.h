@@ -115,6 +115,10 @@ int vf_cfg_parse_provider_request(vf_cfg_ctx *ctx, const config_setting_t *s, co
                                   vf_provider_config *out);
 void vf_cfg_provider_request_free(vf_provider_config *p);
 
+/* tenants[i].user_agent, robots, robots_ttl_s (policy/config_manners.c). */
+int vf_cfg_parse_manners(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
+                         vf_tenant_config *out);
+
 /* The built-in tenant: "default", any peer, provider "direct". */
 int vf_cfg_default_tenant(vf_tenant_config *out);
 void vf_cfg_provider_free(vf_provider_config *p);

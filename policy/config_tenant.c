@@ -16,7 +16,7 @@ _Static_assert(MAX_PROVIDERS <= VF_ORDER_MAX, "ordering must handle every config
 
 static const char *const tenant_members[] = {
     "name", "uids", "tokens", "attempt_ceiling", "timeout_ms", "max_body_bytes", "quota", "egress",
-    "providers", "ordering", "circuit", "classify", "cache", NULL,
+    "providers", "ordering", "circuit", "classify", "cache", "user_agent", "robots", "robots_ttl_s", NULL,
 };
 static const char *const circuit_members[] = {
     "failure_threshold", "window", "min_samples", "failure_rate", "cooldown_ms",
@@ -310,6 +310,9 @@ int vf_cfg_parse_tenant(vf_cfg_ctx *ctx, const config_setting_t *s, const char *
             return -1;
     }
 
+    if (vf_cfg_parse_manners(ctx, s, where, out) != 0)
+        return -1;
+
     if ((at = config_setting_get_member(s, "cache"))) {
         vf_cfg_join(path, where, "cache");
         if (vf_cfg_parse_cache(ctx, at, path, &out->cache) != 0)
@@ -406,6 +409,7 @@ void vf_cfg_tenant_free(vf_tenant_config *t)
 {
     if (!t)
         return;
+    free(t->user_agent);
     free(t->name);
     free(t->uids);
     if (t->tokens)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "broker/lookup/resolve_connect.h"
+#include "broker/lookup/robots.h"
 #include "broker/lookup/url_ascii.h"
 #include "broker/spawn/worker_run.h"
 #include "broker/judge/utf8_text.h"
@@ -85,6 +86,9 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     if (left < 1)
         left = 1;
     bool tls = strcasecmp(h->scheme, "https") == 0;
+    char ua_line[300];
+    snprintf(ua_line, sizeof ua_line, "User-Agent: %s", vf_tenant_user_agent(tenant));
+    char *headers[] = { ua_line };
     vf_job job = {
         .url = h->url,
         .connect_ip = c.ip,
@@ -95,6 +99,8 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
         .ca_pem_len = tls ? b->cfg->ca_pem_len : 0,
         .mode = VF_MODE_RAW,
         .render = render,
+        .headers = headers,
+        .n_headers = 1,
     };
     vf_worker_timing timing = { 0 };
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,
@@ -152,6 +158,13 @@ static void keep_final(vf_fetch_outcome *out, vf_result *res, const char *url)
         force(out, VF_OUTCOME_TRANSPORT_ERROR, res->http_status, "%s%s", "broker out of memory", "");
 }
 
+/* robots.txt comes the way a page does (egress, a confined worker, redirects). */
+static void fetch_robots_txt(const vf_broker *b, const vf_tenant_config *tenant, const char *url,
+                             int64_t deadline_ms, int cancel_fd, vf_fetch_outcome *out)
+{
+    vf_direct_fetch(b, tenant, url, VF_RENDER_TEXT, deadline_ms, cancel_fd, out);
+}
+
 void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant, const char *url, uint32_t render,
                      int64_t deadline_ms, int cancel_fd, vf_fetch_outcome *out)
 {
@@ -176,6 +189,10 @@ void vf_direct_fetch(const vf_broker *b, const vf_tenant_config *tenant, const c
         if (strcasecmp(h.scheme, "http") != 0 && strcasecmp(h.scheme, "https") != 0) {
             force(out, VF_OUTCOME_HTTP_ERROR, 0, "redirect to unsupported scheme '%.32s' refused%s",
                   h.scheme, "");
+            hop_target_free(&h);
+            break;
+        }
+        if (!vf_robots_permit(b, tenant, h.url, deadline_ms, cancel_fd, fetch_robots_txt, out)) {
             hop_target_free(&h);
             break;
         }

@@ -61,6 +61,8 @@ typedef struct {
     const char *egress;        /* libconfig egress group body; NULL = allow 127.0.0.1/32, any_port */
     const char *ca_file;       /* NULL = the default test CA */
     bool exec_workers;         /* worker.zygote = false: exec a worker per fetch */
+    const char *tenant_extra;  /* more tenant settings; NULL = robots = "ignore" (tests that count
+                                * origin requests exactly predate robots.txt; robots tests opt in) */
 } hx_broker_opts;
 
 void hx_broker_opts_default(hx_broker_opts *o);

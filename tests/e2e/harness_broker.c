@@ -46,6 +46,7 @@ static void write_config(const hx_broker *b, const hx_broker_opts *o)
     fprintf(f, "tenants = (\n  {\n    name = \"e2e\";\n    attempt_ceiling = %u;\n"
                "    timeout_ms = %u;\n    max_body_bytes = %lu;\n",
             o->attempt_ceiling, o->timeout_ms, o->max_body_bytes);
+    fprintf(f, "    %s\n", o->tenant_extra ? o->tenant_extra : "robots = \"ignore\";");
     fprintf(f, "    egress = { %s };\n",
             o->egress ? o->egress : "allow = [ \"127.0.0.1/32\" ]; any_port = true;");
     fprintf(f, "    providers = ( %s );\n  }\n);\n",

@@ -24,7 +24,9 @@ static const char hosts_file[] =
 static void start(const char *egress, bool private_hosts)
 {
     char tenants[1024];
-    pol_fmt(tenants, sizeof tenants, "{ name = \"eg\"; uids = [ 0 ]; egress = { %s }; }", egress);
+    /* robots.txt ignored: the tests count origin connections exactly. */
+    pol_fmt(tenants, sizeof tenants, "{ name = \"eg\"; uids = [ 0 ]; robots = \"ignore\"; egress = { %s }; }",
+            egress);
     pol_broker_opts o = { .tenants = tenants, .hosts = private_hosts ? hosts_file : NULL };
     pol_broker_start(&broker, &o);
 }

@@ -22,7 +22,8 @@ static void start_with_quota(const char *quota)
     hx_origin_start(&origin, NULL, NULL);
     char tenants[1024];
     pol_fmt(tenants, sizeof tenants,
-            "{ name = \"q\"; uids = [ 0 ]; quota = { %s }; " POL_EGRESS_LOOPBACK " },\n"
+            /* robots.txt ignored: the tests count origin connections exactly. */
+            "{ name = \"q\"; uids = [ 0 ]; robots = \"ignore\"; quota = { %s }; " POL_EGRESS_LOOPBACK " },\n"
             "{ name = \"other\"; uids = [ 65534 ]; quota = { %s }; " POL_EGRESS_LOOPBACK " }",
             quota, quota);
     pol_broker_opts o = { .tenants = tenants, .world_socket = true };

@@ -31,6 +31,19 @@ ARTICLE_TEXT = (
     "hundred characters, which is the size of a short but genuine answer."
 )
 
+# For the robots.txt tests (tests/e2e/test_robots.c): /members is closed to
+# everyone but /members/open; a crawler named StrictBot may fetch only /page.
+ROBOTS_TXT = (
+    "# robots.txt of the verifetch test origin\n"
+    "User-agent: *\n"
+    "Disallow: /members\n"
+    "Allow: /members/open$\n"
+    "\n"
+    "User-agent: StrictBot\n"
+    "Disallow: /\n"
+    "Allow: /page$\n"
+)
+
 PAGE_HTML = (
     "<!DOCTYPE html>\n<html><head><title>Verifetch origin</title>\n"
     "<style>.scriptless { color: red; } /* STYLE_MARKER_7f3a */</style>\n"
@@ -186,6 +199,9 @@ class Handler(RouteHandler):
         lines = [self.requestline] + ["%s: %s" % (k, v) for k, v in self.headers.items()]
         self.send_body(200, "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())
 
+    def r_robots(self, q):
+        self.send_body(200, "text/plain; charset=utf-8", ROBOTS_TXT.encode())
+
     def r_big(self, q):
         n = min(max(int(q.get("bytes", ["1000"])[0]), 0), MAX_BIG)
         self.send_body(200, "text/plain", big_body(n))
@@ -217,6 +233,9 @@ Handler.ROUTES = {
     "/echo": Handler.r_echo,
     "/big": Handler.r_big,
     "/cc": Handler.r_cache_control,
+    "/robots.txt": Handler.r_robots,
+    "/members/open": Handler.r_page,
+    "/members/list": Handler.r_page,
 }
 
 

@@ -331,6 +331,10 @@ Test(config_ok, shipped_example_loads)
     cr_assert_eq(agents->egress.n_deny_hosts, 2);
     cr_assert_str_eq(agents->egress.deny_hosts[1], "metadata.google.internal");
     cr_assert_float_eq(agents->providers[1].cost_per_call, 0.002, 1e-12);
+    cr_assert_str_eq(vf_tenant_user_agent(agents), "verifetch (+https://agents.example/contact)");
+    cr_assert_not(agents->robots_ignore);
+    cr_assert_eq(vf_tenant_robots_ttl_s(agents), 86400);
+    cr_assert_str_eq(vf_tenant_user_agent(batch), VF_DEFAULT_USER_AGENT, "absent = verifetch/<version>");
     const vf_order_config *order = &agents->ordering;
     cr_assert_eq(order->strategy, VF_ORDER_DOMAIN);
     cr_assert(order->skip_unhealthy);

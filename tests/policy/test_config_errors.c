@@ -227,6 +227,15 @@ Test(config_err, bad_endpoints)
     }
 }
 
+/* user_agent, robots, robots_ttl_s (policy/config_manners.c). */
+Test(config_err, manners)
+{
+    fx_expect_error(4, "tenants[0].robots: must be \"obey\" or \"ignore\"", FX_TENANT_WITH("robots = \"yes\";"));
+    fx_expect_error(4, "tenants[0].robots_ttl_s: ", FX_TENANT_WITH("robots_ttl_s = 0;"));
+    fx_expect_error(4, "tenants[0].user_agent: must be printable ASCII", FX_TENANT_WITH("user_agent = \"a\\nb\";"));
+    fx_expect_error(4, "tenants[0].user_agent: must start with a product token", FX_TENANT_WITH("user_agent = \"\";"));
+}
+
 /* method, body and headers (policy/config_request.c): line 8 holds `extra`. */
 Test(config_err, request_shape)
 {
