@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "broker/mcp/mcp_inflight.h"
 #include "broker/mcp/mcp_local_backend.h"
 #include "broker/mcp/mcp_protocol.h"
 
@@ -108,7 +109,11 @@ json_t *vf_mcp_http_answer(const vf_broker *b, const vf_tenant_config *tenant, c
         return vf_mcp_error_response(NULL, &err);
     }
     vf_mcp_msg_kind kind = vf_mcp_kind(m);
-    vf_mcp_local local = { .broker = b, .tenant = tenant, .cancel = cancel };
+    const json_t *cancelled = vf_mcp_cancelled_id(m);
+    if (cancelled)
+        vf_mcp_inflight_cancel(tenant->name, cancelled);
+    vf_mcp_local local = { .broker = b, .tenant = tenant, .cancel = cancel,
+                           .request_id = kind == VF_MCP_MSG_REQUEST ? json_object_get(m, "id") : NULL };
     vf_mcp_backend be = vf_mcp_local_backend(&local);
     json_t *answer = vf_mcp_handle(&be, m);
     json_decref(m);

@@ -9,7 +9,9 @@
 #include "broker/api/quota.h"
 #include "broker/api/request.h"
 #include "broker/api/tool_spec.h"
+#include "broker/lookup/cancel.h"
 #include "broker/lookup/lookup.h"
+#include "broker/mcp/mcp_inflight.h"
 #include "ipc/ipc_frame.h"
 
 static json_t *local_spec(void *ctx, vf_mcp_error *err)
@@ -60,9 +62,17 @@ static json_t *local_lookup(void *ctx, const json_t *arguments, vf_mcp_error *er
                                            : "requests-per-minute quota exceeded for this tenant");
         return NULL;
     }
+    /* A notifications/cancelled for this id (another /mcp POST) fires the
+     * same token the transport fires when the client hangs up. */
+    vf_cancel own;
+    bool have_own = !l->cancel && vf_cancel_init(&own) == 0;
+    req.cancel = l->cancel ? l->cancel : have_own ? &own : NULL;
+    int slot = vf_mcp_inflight_begin(tenant, l->request_id, req.cancel);
     int64_t started = vf_now_ms();
-    req.cancel = l->cancel;
     json_t *result = vf_lookup_run(b, l->tenant, &req);
+    vf_mcp_inflight_end(slot);
+    if (have_own)
+        vf_cancel_destroy(&own);
     vf_quota_release(b->rt->quota, tenant);
     if (result)
         vf_lookup_log(stderr, tenant, result, vf_now_ms() - started);

@@ -12,7 +12,9 @@ struct vf_cancel;
 typedef struct {
     const vf_broker *broker;
     const vf_tenant_config *tenant;
-    struct vf_cancel *cancel;   /* fired when the HTTP client hangs up; NULL = never */
+    struct vf_cancel *cancel;   /* fired when the HTTP client hangs up; NULL = the call makes a token
+                                 * of its own, fired only by notifications/cancelled */
+    const json_t *request_id;   /* the tools/call's JSON-RPC id, for notifications/cancelled; may be NULL */
 } vf_mcp_local;
 
 /* A backend whose ctx is local (which must outlive it). */
