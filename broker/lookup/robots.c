@@ -12,30 +12,24 @@
 /* The URL's origin, robots.txt URL and path+query; 0 or -1 (not a URL). */
 static int split_url(const char *url, char **origin, char **robots_url, char **path_query)
 {
+    enum { SCHEME, HOST, PORT, PATH, QUERY, N_PARTS };
+    static const CURLUPart which[N_PARTS] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT, CURLUPART_PATH,
+                                              CURLUPART_QUERY };
+    char *part[N_PARTS] = { 0 };
     CURLU *u = curl_url();
-    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
-    int rc = -1;
+    bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK;
+    for (int i = 0; ok && i < N_PARTS; i++)   /* only the query may be absent */
+        ok = curl_url_get(u, which[i], &part[i], i == PORT ? CURLU_DEFAULT_PORT : 0) == CURLUE_OK || i == QUERY;
     *origin = *robots_url = *path_query = NULL;
-    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK) {
-        curl_url_get(u, CURLUPART_QUERY, &query, 0);
-        if (asprintf(origin, "%s://%s:%s", scheme, host, port) < 0 ||
-            asprintf(robots_url, "%s://%s:%s/robots.txt", scheme, host, port) < 0 ||
-            asprintf(path_query, "%s%s%s", path, query ? "?" : "", query ? query : "") < 0)
-            *origin = *robots_url = *path_query = NULL;
-        else
-            rc = 0;
-    }
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(query);
+    const char *q = part[QUERY];
+    if (ok && (asprintf(origin, "%s://%s:%s", part[SCHEME], part[HOST], part[PORT]) < 0 ||
+               asprintf(robots_url, "%s://%s:%s/robots.txt", part[SCHEME], part[HOST], part[PORT]) < 0 ||
+               asprintf(path_query, "%s%s%s", part[PATH], q ? "?" : "", q ? q : "") < 0))
+        ok = false;
+    for (int i = 0; i < N_PARTS; i++)
+        curl_free(part[i]);
     curl_url_cleanup(u);
-    return rc;
+    return ok ? 0 : -1;
 }
 
 static bool refuse(vf_fetch_outcome *out, const char *fmt, const char *a, const char *b)
