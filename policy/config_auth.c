@@ -2,6 +2,7 @@
  * bearer tokens, which the file holds only as SHA-256 hashes. A token entry
  * is never echoed in an error: a malformed one may be a pasted plaintext token. */
 #include "policy/config_internal.h"
+#include "policy/hex_digit.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -116,22 +117,11 @@ int vf_cfg_parse_tcp_listen(vf_cfg_ctx *ctx, const config_setting_t *at, vf_conf
 
 /* ---- tenants[i].tokens ---- */
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes 64 hex digits into *out; NULL on success, else the reason. */
 static const char *decode_hex(const char *hex, vf_token_hash *out)
 {
     for (size_t i = 0; i < VF_TOKEN_HASH_LEN; i++) {
-        int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+        int hi = vf_hex_digit((unsigned char)hex[2 * i]), lo = vf_hex_digit((unsigned char)hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return "has a character that is not a hex digit after \"" HASH_PREFIX "\"";
         out->sha256[i] = (uint8_t)(hi << 4 | lo);

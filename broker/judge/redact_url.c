@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broker/judge/redact_keys.h"
+#include "policy/hex_digit.h"
 
 static bool is_alpha(unsigned char c)
 {
@@ -21,15 +22,6 @@ static bool is_scheme_char(unsigned char c)
     return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-        return (c | 0x20) - 'a' + 10;
-    return -1;
-}
-
 /* "%74oken" is "token" to a server, so compare the percent-decoded name. */
 static bool key_is_sensitive(const unsigned char *k, size_t n)
 {
@@ -38,8 +30,9 @@ static bool key_is_sensitive(const unsigned char *k, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (o == sizeof dec)
             return false; /* longer than any listed name */
-        if (k[i] == '%' && n - i >= 3 && hexval(k[i + 1]) >= 0 && hexval(k[i + 2]) >= 0) {
-            dec[o++] = (char)(hexval(k[i + 1]) << 4 | hexval(k[i + 2]));
+        int hi = n - i >= 3 ? vf_hex_digit(k[i + 1]) : -1, lo = n - i >= 3 ? vf_hex_digit(k[i + 2]) : -1;
+        if (k[i] == '%' && hi >= 0 && lo >= 0) {
+            dec[o++] = (char)(hi << 4 | lo);
             i += 2;
         } else {
             dec[o++] = (char)k[i];

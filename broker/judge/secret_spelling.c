@@ -5,6 +5,8 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "policy/hex_digit.h"
+
 /* ---- characters whose compatibility decomposition is one ASCII byte ---- */
 
 typedef struct {
@@ -54,17 +56,6 @@ static bool spells(uint32_t cp, unsigned char b)
 
 /* ---- escapes ---- */
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* n hex digits at t as a number, or -1. */
 static long hex_n(const unsigned char *t, size_t avail, size_t n)
 {
@@ -72,7 +63,7 @@ static long hex_n(const unsigned char *t, size_t avail, size_t n)
         return -1;
     long v = 0;
     for (size_t i = 0; i < n; i++) {
-        int h = hexval(t[i]);
+        int h = vf_hex_digit(t[i]);
         if (h < 0)
             return -1;
         v = v << 4 | h;
@@ -108,7 +99,7 @@ static size_t numeric_entity(const unsigned char *t, size_t avail, uint32_t *cp)
     size_t i = hex ? 3 : 2, digits = 0;
     uint32_t v = 0;
     for (; i < avail && digits < ENTITY_DIGITS_MAX; i++, digits++) {
-        int d = hexval(t[i]);
+        int d = vf_hex_digit(t[i]);
         if (d < 0 || (!hex && d > 9))
             break;
         v = v * (hex ? 16 : 10) + (uint32_t)d;
