@@ -89,6 +89,28 @@ Test(robots, the_group_for_our_user_agent_wins)
     expect_ok("/page");
 }
 
+/* RFC 9309: a robots.txt that answers 4xx allows everything (and is
+ * remembered); one that answers 5xx disallows everything, is not
+ * remembered, and the page is never requested. */
+Test(robots, a_robots_txt_answering_4xx_allows_everything)
+{
+    start("robots_ttl_s = 1;");
+    expect_ok("/robots-status?answer=404");
+    usleep(1200 * 1000);   /* the 200 robots.txt expires */
+    expect_ok("/members/list");   /* disallowed by the 200 robots.txt */
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 2);
+}
+
+Test(robots, a_robots_txt_answering_5xx_disallows_everything_and_is_asked_again)
+{
+    start("robots_ttl_s = 1;");
+    expect_ok("/robots-status?answer=503");
+    usleep(1200 * 1000);
+    expect_disallowed("/page", "HTTP 503");
+    expect_disallowed("/page", "HTTP 503");
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 3, "a 5xx robots.txt must not be cached");
+}
+
 Test(robots, ignore_fetches_without_asking)
 {
     start("robots = \"ignore\";");

@@ -31,6 +31,8 @@ ARTICLE_TEXT = (
     "hundred characters, which is the size of a short but genuine answer."
 )
 
+_robots_status = [200]   # what /robots.txt answers; set by /robots-status
+
 # For the robots.txt tests (tests/e2e/test_robots.c): /members is closed to
 # everyone but /members/open; a crawler named StrictBot may fetch only /page.
 ROBOTS_TXT = (
@@ -200,7 +202,17 @@ class Handler(RouteHandler):
         self.send_body(200, "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())
 
     def r_robots(self, q):
+        if _robots_status[0] != 200:
+            self.send_body(_robots_status[0], "text/plain; charset=utf-8", b"robots.txt unavailable\n")
+            return
         self.send_body(200, "text/plain; charset=utf-8", ROBOTS_TXT.encode())
+
+    def r_robots_status(self, q):
+        # /robots-status?answer=503: later /robots.txt requests answer that status
+        # (the robots tests' 4xx and 5xx cases); answers the article page.
+        code = int(q.get("answer", ["200"])[0])
+        _robots_status[0] = code if 200 <= code <= 599 else 200
+        self.send_body(200, "text/html; charset=utf-8", PAGE_HTML.encode())
 
     def r_big(self, q):
         n = min(max(int(q.get("bytes", ["1000"])[0]), 0), MAX_BIG)
@@ -234,6 +246,7 @@ Handler.ROUTES = {
     "/big": Handler.r_big,
     "/cc": Handler.r_cache_control,
     "/robots.txt": Handler.r_robots,
+    "/robots-status": Handler.r_robots_status,
     "/members/open": Handler.r_page,
     "/members/list": Handler.r_page,
 }
