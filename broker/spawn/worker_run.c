@@ -320,9 +320,12 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
     } else if (rc != 0) {
         int status = 0, killed = 0;
         int64_t reap_deadline = vf_now_ms() + FAILED_EXIT_GRACE_ZYGOTE_MS;
-        if (vf_zygote_wait(&w, reap_deadline < kill_at ? reap_deadline : kill_at, &status, &killed) != 0)
-            status = 0;
-        describe_exit(status, killed, detail, detail_len, what);
+        if (vf_zygote_wait(&w, reap_deadline < kill_at ? reap_deadline : kill_at, &status, &killed) != 0 &&
+            !killed)
+            /* Never "status 0": that would claim a clean exit nobody saw. */
+            snprintf(detail, detail_len, "%s; the zygote did not report how the worker ended", what);
+        else
+            describe_exit(status, killed, detail, detail_len, what);
     }
     if (rc == 0)
         note_confinement(true, out->layers);

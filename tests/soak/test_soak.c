@@ -139,7 +139,17 @@ static hx_receipt_expect expectation(size_t i, const char *url)
     return e;
 }
 
-static void check_replies(hh_reply *replies, size_t n, double *latencies, size_t *per_kind)
+/* A failure inside verifetch's own worker path is no page's doing: show the
+ * broker's log (zygote and worker messages) before the assertion ends the test. */
+static void log_if_worker_failed(const hh_reply *rp, const hx_broker *b)
+{
+    if (rp->body && (strstr(rp->body, "worker ended without a result") ||
+                     strstr(rp->body, "worker sent a malformed result") ||
+                     strstr(rp->body, "zygote did not report")))
+        fprintf(stderr, "soak: a worker failed; broker log:\n%s\n", hx_broker_log(b));
+}
+
+static void check_replies(hh_reply *replies, size_t n, double *latencies, size_t *per_kind, const hx_broker *b)
 {
     for (size_t i = 0; i < n; i++) {
         size_t global = env.offset + i;
@@ -149,6 +159,7 @@ static void check_replies(hh_reply *replies, size_t n, double *latencies, size_t
         cr_assert_eq(rp->curl_code, 0, "lookup %zu (%s, %s): no answer (curl %d after %.0f ms)", global,
                      kind_names[kind_of(global)], url, rp->curl_code, rp->elapsed_ms);
         latencies[i] = rp->elapsed_ms;
+        log_if_worker_failed(rp, b);
         hx_response r = hh_as_response(rp);
         hx_receipt_expect e = expectation(global, url);
         free(hx_check_tool_result(&r, &e));
@@ -226,7 +237,7 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
     size_t warm = hh_lookups_until(b.socket_path, WARMUP, CLIENTS, body_for, NULL, REQUEST_TIMEOUT_MS,
                                    wall_deadline, replies);
     cr_assert_eq(warm, WARMUP, "warm-up did not finish inside the wall cap");
-    check_replies(replies, warm, latencies, per_kind);
+    check_replies(replies, warm, latencies, per_kind, &b);
     hh_usage base = hh_usage_steady(b.pid, 5000);
     long rss_warm = pi_status_kib(b.pid, "VmRSS");
     cr_assert(base.fds > 2 && rss_warm > 0, "cannot read verifetchd's /proc entries");
@@ -239,7 +250,7 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
     double secs = (hx_now_ms() - t0) / 1000.0;
     cr_assert_eq(kill(b.pid, 0), 0, "verifetchd died under load\nstderr: %s", hx_broker_log(&b));
     hx_assert_no_sanitizer_report(&b);
-    check_replies(replies, issued, latencies, per_kind);
+    check_replies(replies, issued, latencies, per_kind, &b);
     cr_assert_geq(issued, want / 3, "only %zu of %zu lookups started inside the %.0f s wall cap", issued, want,
                   WALL_CAP_MS / 1000);
 
