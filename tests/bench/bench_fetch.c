@@ -14,6 +14,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "broker/api/request.h"
+
 #define FETCH_TIMEOUT_MS 20000L
 
 /* ---- (a) libcurl in process: a fresh easy handle per fetch (no reuse) ---- */
@@ -143,8 +145,11 @@ static void *lookup_init(const bench_target *t)
         free(s);
         return NULL;
     }
-    snprintf(s->body, sizeof s->body, "{\"url\":\"%s\",\"min_chars\":1,\"must_contain\":\"Paragraph 0:\"}",
-             t->url);
+    /* The floor answers with the whole text; so does verifetch, up to the
+     * largest page the API returns at once (the default is 20,000). */
+    snprintf(s->body, sizeof s->body,
+             "{\"url\":\"%s\",\"min_chars\":1,\"must_contain\":\"Paragraph 0:\",\"max_chars\":%u}", t->url,
+             VF_MAX_MAX_CHARS);
     struct curl_slist *hdr = NULL;
     curl_easy_setopt(s->h, CURLOPT_URL, "http://localhost/v1/lookup");
     curl_easy_setopt(s->h, CURLOPT_UNIX_SOCKET_PATH, t->socket_path);
@@ -185,7 +190,7 @@ static int check_shape(const lookup_state *s, const bench_target *t, char *err, 
     json_int_t chars = -1;
     if (doc && json_unpack_ex(doc, &je, 0, "{s:s, s:[{s:o}, {s:s}]}", "status", &status, "content", "json",
                               &receipt, "text", &text) == 0 &&
-        json_unpack_ex(receipt, &je, 0, "{s:b, s:I}", "ok", &ok, "content_chars", &chars) == 0 &&
+        json_unpack_ex(receipt, &je, 0, "{s:b, s:I}", "ok", &ok, "total_chars", &chars) == 0 &&
         strcmp(status, "success") == 0 && ok && (size_t)chars >= t->min_text_chars &&
         strstr(text, "Paragraph 0:")) {
         json_decref(doc);
