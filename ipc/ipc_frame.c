@@ -15,6 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/ipc_fds.h"
+
+#include "ipc/ipc_fds.h"
+
 /* Room for a few fds so a peer sending several is seen (and refused) rather
  * than silently truncated by the kernel. */
 #define VF_IPC_CMSG_FDS 8
@@ -144,26 +148,13 @@ static void collect_fds(frame_rx *rx, struct msghdr *msg)
 {
     if (msg->msg_flags & MSG_CTRUNC)
         rx->fd_rejected = true;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-            continue;
-        if (cm->cmsg_len < CMSG_LEN(0))
-            continue;
-        size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        const unsigned char *data = CMSG_DATA(cm);
-        for (size_t i = 0; i < n; i++) {
-            int fd;
-            memcpy(&fd, data + i * sizeof(int), sizeof(int));
-            if (fd < 0)
-                continue;
-            if (rx->first_read && rx->fd < 0 && !rx->fd_rejected) {
-                rx->fd = fd;
-            } else {
-                rx->fd_rejected = true;
-                close_quietly(fd);
-            }
-        }
-    }
+    bool may_keep = rx->first_read && rx->fd < 0 && !rx->fd_rejected;
+    int fd = -1;
+    size_t arrived = vf_ipc_take_fds(msg, &fd, may_keep ? 1 : 0);
+    if (fd >= 0)
+        rx->fd = fd;
+    if (arrived > (fd >= 0 ? 1u : 0u))
+        rx->fd_rejected = true;
 }
 
 /* Waits for readability within the deadline. Data already queued is read even

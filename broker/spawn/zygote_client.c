@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/ipc_fds.h"
+
 #include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
 #include "ipc/zygote_proto.h"
@@ -124,19 +126,9 @@ ssize_t vf_zy_recv_msg(int fd, void *buf, size_t cap, int *got_fd, int64_t deadl
     ssize_t n;
     while ((n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int f;
-            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-            if (got_fd && *got_fd < 0)
-                *got_fd = f;
-            else
-                close(f); /* never more than one is expected */
-        }
-    }
+    /* Never more than one is expected; any other is closed. */
+    if (n >= 0)
+        (void)vf_ipc_take_fds(&mh, got_fd, got_fd ? 1 : 0);
     if (n > 0 && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
         return -1;
     return n;

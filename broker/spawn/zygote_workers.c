@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "broker/spawn/zygote_internal.h"
+#include "ipc/ipc_fds.h"
 #include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
 
@@ -51,20 +52,7 @@ static int next_ready(int ctl, vf_zygote_worker *w)
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
         if (n == 0)
             return -1;
-        size_t n_fds = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                continue;
-            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < k; i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                if (n_fds < 3)
-                    fds[n_fds++] = fd;
-                else
-                    close(fd);
-            }
-        }
+        size_t n_fds = vf_ipc_take_fds(&mh, fds, 3);
         *w = (vf_zygote_worker){ .pid = m.pid, .ipc = fds[0], .pidfd = fds[1], .status = fds[2] };
         if (vf_zy_msg_is(&m, n, VF_ZY_READY) && m.pid > 0 && n_fds == 3 &&
             !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && still_alive(w))

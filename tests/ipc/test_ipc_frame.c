@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipc/ipc_fds.h"
 #include "ipc/ipc_frame.h"
 
 static void make_pair(int sv[2])
@@ -276,6 +277,59 @@ Test(ipc, frame_more_than_one_fd_is_rejected_and_all_closed)
                  VF_IPC_ERR_FD);
     cr_assert_eq(got, -1);
     cr_assert(pipe_writers_gone(pfd[0]), "extra fds were leaked");
+}
+
+/* The helper every SCM_RIGHTS receiver uses: keeps the first n, closes the rest. */
+static size_t receive_keeping(int sock, int *keep, size_t max_keep)
+{
+    char byte;
+    union {
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                          .msg_controllen = sizeof control.buf };
+    cr_assert_eq(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC), 1);
+    return vf_ipc_take_fds(&msg, keep, max_keep);
+}
+
+Test(ipc, take_fds_keeps_the_first_and_closes_every_other)
+{
+    int sv[2], kept_pipe[2], extra_pipe[2];
+    make_pair(sv);
+    cr_assert_eq(pipe(kept_pipe), 0);
+    cr_assert_eq(pipe(extra_pipe), 0);
+    int fds[3] = { kept_pipe[1], extra_pipe[1], dup(extra_pipe[1]) };
+    send_with_fds(sv[0], "x", 1, fds, 3);
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+
+    int keep[2] = { -7, -7 };
+    errno = 1234;
+    cr_assert_eq(receive_keeping(sv[1], keep, 1), 3, "every arrived fd is counted");
+    cr_assert_eq(errno, 1234, "errno is preserved");
+    cr_assert_geq(keep[0], 0);
+    cr_assert_eq(keep[1], -7, "slots past max_keep are left alone");
+    cr_assert(pipe_writers_gone(extra_pipe[0]), "fds past max_keep were leaked");
+    cr_assert_eq(write(keep[0], "k", 1), 1, "the kept fd is the first one sent, still open");
+    char c;
+    cr_assert_eq(read(kept_pipe[0], &c, 1), 1);
+    close(keep[0]);
+    cr_assert(pipe_writers_gone(kept_pipe[0]));
+}
+
+Test(ipc, take_fds_with_nothing_to_keep_closes_all)
+{
+    int sv[2], pfd[2];
+    make_pair(sv);
+    cr_assert_eq(pipe(pfd), 0);
+    int fds[2] = { pfd[1], dup(pfd[1]) };
+    send_with_fds(sv[0], "x", 1, fds, 2);
+    close(fds[0]);
+    close(fds[1]);
+    cr_assert_eq(receive_keeping(sv[1], NULL, 0), 2);
+    cr_assert(pipe_writers_gone(pfd[0]), "fds were leaked");
 }
 
 Test(ipc, frame_fd_after_the_first_read_is_rejected)

@@ -24,6 +24,7 @@
 #include "worker/sandbox/confine.h"
 #include "worker/fetch/fetch.h"
 #include "worker/fetch/tls_rehearsal.h"
+#include "ipc/ipc_fds.h"
 #include "ipc/ipc_messages.h"
 #include "worker/sandbox/landlock.h"
 #include "worker/sandbox/namespaces.h"
@@ -279,16 +280,7 @@ static bool read_control(void)
             return errno == EAGAIN || errno == EINTR;
         if (n == 0)
             return false;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                continue;
-            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < k; i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                close(fd);
-            }
-        }
+        (void)vf_ipc_take_fds(&mh, NULL, 0);
     }
 }
 
