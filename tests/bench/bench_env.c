@@ -141,7 +141,7 @@ static int write_broker_config(const bench_env *e, const char *worker_bin, const
                "listen = { socket = \"%s\"; mode = 0600; };\n"
                "worker = { path = \"%s\"; ca_file = \"%s\"; max_concurrent = 64; };\n"
                "tenants = (\n  {\n    name = \"bench\";\n    attempt_ceiling = 1;\n"
-               "    timeout_ms = 15000;\n    max_body_bytes = %u;\n"
+               "    timeout_ms = 60000;\n    max_body_bytes = %u;\n"
                "    egress = { allow = [ \"127.0.0.1/32\" ]; any_port = true; };\n"
                "    providers = ( { name = \"direct\"; kind = \"direct\"; } );\n  }\n);\n",
             e->socket_path, worker_bin, ca_file, BENCH_MAX_BODY_BYTES);

@@ -16,7 +16,7 @@
 
 #include "broker/api/request.h"
 
-#define FETCH_TIMEOUT_MS 20000L
+#define FETCH_TIMEOUT_MS 70000L /* past the tenant's 60 s: 16 lookups of 8 MiB on a busy host */
 
 /* ---- (a) libcurl in process: a fresh easy handle per fetch (no reuse) ---- */
 
@@ -196,7 +196,12 @@ static int check_shape(const lookup_state *s, const bench_target *t, char *err, 
         json_decref(doc);
         return 0;
     }
-    snprintf(err, errlen, "verifetch: unexpected answer (%s): %.200s", doc ? je.text : "not JSON", s->buf);
+    /* What went wrong is in the first attempt's detail, past the receipt's head. */
+    const char *detail = NULL;
+    if (receipt)
+        json_unpack(receipt, "{s:[{s:s}]}", "attempts_log", "detail", &detail);
+    snprintf(err, errlen, "verifetch: unexpected answer (%s; attempt: %.200s): %.200s", doc ? je.text : "not JSON",
+             detail ? detail : "-", s->buf);
     json_decref(doc);
     return -1;
 }
