@@ -36,7 +36,8 @@ int vf_runtime_configure(vf_runtime *rt, const vf_config *cfg, char *err, size_t
         for (size_t p = 0; p < n; p++)
             names[p] = tc->providers[p].name;
         vf_quota_limits limits = { .max_concurrent = tc->quota_concurrent,
-                                   .requests_per_minute = tc->quota_rpm };
+                                   .requests_per_minute = tc->quota_rpm,
+                                   .concurrent_per_pod = !tc->quota_concurrent_set };
         if (vf_metrics_add_tenant(rt->metrics, tc->name, names, n) != 0 ||
             vf_quota_configure(rt->quota, tc->name, &limits, now) != 0 ||
             vf_circuit_configure_tenant(rt->circuits, tc->name, tc->has_circuit ? &tc->circuit : &defaults) != 0) {

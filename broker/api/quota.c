@@ -71,22 +71,46 @@ static tenant_quota *find(vf_quota *q, const char *name)
     return NULL;
 }
 
-/* The fleet decides when the store answers; 0 = decide locally. */
+static void undo_in_flight(vf_quota *q, const char *name)
+{
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, name);
+    if (t && t->in_flight > 0)
+        t->in_flight--;
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* The fleet decides when the store answers; 0 = decide locally. A per-pod
+ * concurrency share is taken here first (a slot of this broker's), and only
+ * the rest goes to the store. */
 static int shared_acquire(vf_quota *q, const char *name, vf_quota_verdict *v, unsigned *retry)
 {
     pthread_mutex_lock(&q->lock);
     tenant_quota *t = find(q, name);
     vf_quota_limits limits = t ? t->limits : (vf_quota_limits){ 0 };
+    bool reserved = false;
+    if (t && limits.concurrent_per_pod && limits.max_concurrent) {
+        if (t->in_flight >= limits.max_concurrent) {
+            pthread_mutex_unlock(&q->lock);
+            *v = VF_QUOTA_CONCURRENCY;
+            *retry = 1;
+            return 1;
+        }
+        t->in_flight++;
+        reserved = true;
+        limits.max_concurrent = 0;
+    }
     pthread_mutex_unlock(&q->lock);
-    if (!t || q->shared.acquire(q->shared.ctx, name, &limits, v, retry) != 1)
-        return 0;
-    if (*v == VF_QUOTA_OK) {
+    int decided = t && q->shared.acquire(q->shared.ctx, name, &limits, v, retry) == 1;
+    if (reserved && (!decided || *v != VF_QUOTA_OK))
+        undo_in_flight(q, name);  /* refused, or the local path decides afresh */
+    if (decided && *v == VF_QUOTA_OK && !reserved) {
         pthread_mutex_lock(&q->lock);
         if ((t = find(q, name)))
             t->in_flight++;
         pthread_mutex_unlock(&q->lock);
     }
-    return 1;
+    return decided;
 }
 
 static uint64_t capacity_units(const vf_quota_limits *l)
@@ -197,11 +221,7 @@ void vf_quota_release(vf_quota *q, const char *tenant)
 {
     if (!q || !name_ok(tenant))
         return;
-    pthread_mutex_lock(&q->lock);
-    tenant_quota *t = find(q, tenant);
-    if (t && t->in_flight > 0)
-        t->in_flight--;
-    pthread_mutex_unlock(&q->lock);
+    undo_in_flight(q, tenant);
     if (q->shared.release)
         q->shared.release(q->shared.ctx, tenant);
 }

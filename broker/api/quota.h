@@ -16,6 +16,9 @@ typedef struct {
     unsigned max_concurrent;       /* lookups in flight; 0 = unlimited */
     unsigned requests_per_minute;  /* 0 = unlimited; <= VF_QUOTA_MAX_RPM */
     unsigned burst;                /* bucket size; 0 = requests_per_minute; <= VF_QUOTA_MAX_RPM */
+    /* max_concurrent is a share of this broker's worker slots (the default
+     * fair share), not a tenant limit: a fleet store never counts it. */
+    bool concurrent_per_pod;
 } vf_quota_limits;
 
 typedef enum {

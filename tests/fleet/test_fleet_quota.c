@@ -113,6 +113,72 @@ Test(fleet_quota, provider_key_quota_is_shared_by_every_tenant_and_instance_usin
     rp_kill(&redis);
 }
 
+typedef struct {
+    const pol_broker *b;
+    const char *path;
+    hx_response r;
+} slow_lookup;
+
+static void *run_slow(void *p)
+{
+    slow_lookup *l = p;
+    l->r = fl_lookup(l->b, 0, &origin, l->path, NULL, NULL, 0);
+    return NULL;
+}
+
+/* Two lookups of tenant "a" at once (distinct URLs, so the shared cache
+ * cannot fold them into one fetch); returns how many got 429. */
+static int concurrent_pair(const pol_broker *first, const pol_broker *second, const char *tag)
+{
+    char p0[64], p1[64];
+    snprintf(p0, sizeof p0, "/slow?ms=1500&%s=0", tag);
+    snprintf(p1, sizeof p1, "/slow?ms=1500&%s=1", tag);
+    slow_lookup l[2] = { { .b = first, .path = p0 }, { .b = second, .path = p1 } };
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, run_slow, &l[i]);
+    int refused = 0;
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        if (l[i].r.status == 429) {
+            const char *msg = json_string_value(json_object_get(json_object_get(l[i].r.json, "error"), "message"));
+            cr_assert(msg && strstr(msg, "in flight"), "429 should name concurrency: %s", l[i].r.body);
+            refused++;
+        } else {
+            const char *st = json_string_value(json_object_get(l[i].r.json, "status"));
+            cr_assert(l[i].r.status == 200 && st && strcmp(st, "success") == 0, "%s lookup %d: %ld %s", tag, i,
+                      l[i].r.status, l[i].r.body);
+        }
+        hx_response_free(&l[i].r);
+    }
+    return refused;
+}
+
+/* The default concurrency of a tenant among several is a fair share of one
+ * broker's worker slots (here 2 slots, 2 tenants: 1 each). It guards each
+ * pod's slots, so it is counted per pod even when a store is shared: one
+ * lookup on each of two pods both run, two on one pod do not. */
+Test(fleet_quota, a_default_fair_share_is_counted_per_instance_not_fleet_wide)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    char root[256];
+    pol_fmt(root, sizeof root, "state = { redis = \"%s\"; key_prefix = \"vftest:\"; };", redis.url);
+    pol_broker_opts o = {
+        .tenants = "{ name = \"a\"; uids = [ 0 ]; " POL_EGRESS_LOOPBACK " },\n"
+                   "{ name = \"b\"; uids = [ 65534 ]; " POL_EGRESS_LOOPBACK " }",
+        .root_extra = root,
+        .max_concurrent = 2,
+    };
+    pol_broker_start(&brokers[0], &o);
+    pol_broker_start(&brokers[1], &o);
+    cr_assert_eq(concurrent_pair(&brokers[0], &brokers[1], "two-pods"), 0,
+                 "a per-pod share was enforced fleet-wide");
+    cr_assert_eq(concurrent_pair(&brokers[0], &brokers[0], "one-pod"), 1,
+                 "the share must still hold on one pod");
+    rp_kill(&redis);
+}
+
 /* Without state the same configuration keeps per-instance counts (today's behaviour). */
 Test(fleet_quota, without_state_each_instance_counts_alone)
 {
