@@ -72,18 +72,31 @@ export async function badArgumentsNameTheField(client, origin) {
 }
 
 /** Cancel a slow lookup: the call rejects at once and the server keeps serving.
- *  With strictNoLateAnswer, no response for the cancelled id may arrive later. */
-export async function cancellation(client, origin, { strictNoLateAnswer }) {
+ *  With strictNoLateAnswer, no response for the cancelled id may arrive later.
+ *  With originSeesAbandon, the broker must give the lookup up: the origin sees
+ *  its connection closed before it answered (it answers after 2 s). */
+export async function cancellation(client, origin, { strictNoLateAnswer, originSeesAbandon = false }) {
   const errors = [];
   const previous = client.onerror;
   client.onerror = (e) => errors.push(e);
   const ac = new AbortController();
   const started = Date.now();
-  const call = client.callTool({ name: TOOL, arguments: { url: origin.url('/slow?ms=2000') } }, undefined,
+  const slowPath = `/slow?ms=2000&c=${started}`;
+  const call = client.callTool({ name: TOOL, arguments: { url: origin.url(slowPath) } }, undefined,
     { signal: ac.signal });
-  setTimeout(() => ac.abort(), 200);
+  // Abort once the lookup is waiting on the origin.
+  while (!origin.opened.includes(slowPath) && Date.now() - started < 1500)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.ok(origin.opened.includes(slowPath), 'the lookup reached the origin before it was cancelled');
+  ac.abort();
   await assert.rejects(call, (e) => e.name === 'AbortError' || /abort/i.test(String(e)));
   assert.ok(Date.now() - started < 1500, 'cancellation is prompt');
+  if (originSeesAbandon) {
+    while (!origin.closedEarly.includes(slowPath) && Date.now() - started < 1800)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.ok(origin.closedEarly.includes(slowPath),
+      `the origin's connection was not closed early: the broker kept the cancelled lookup (${origin.closedEarly})`);
+  }
   const next = await client.callTool({ name: TOOL, arguments: { url: origin.url('/page') } });
   assert.equal(next.isError, false);
   if (strictNoLateAnswer) {

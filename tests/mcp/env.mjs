@@ -24,7 +24,8 @@ export const WALL_HTML = '<!DOCTYPE html><html lang="en-US"><head><title>Just a 
 
 /** A loopback origin: /page (usable), /wall and /wall200 (Cloudflare challenge), /slow (answers after ms=). */
 export async function startOrigin() {
-  const closedEarly = [];
+  const closedEarly = [];   // /slow requests whose connection closed before the answer
+  const opened = [];        // /slow requests received
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     if (url.pathname === '/page') {
@@ -36,6 +37,7 @@ export async function startOrigin() {
         { 'Content-Type': 'text/html; charset=utf-8', 'cf-mitigated': 'challenge' });
       res.end(WALL_HTML);
     } else if (url.pathname === '/slow') {
+      opened.push(req.url);
       const timer = setTimeout(() => {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         res.end(GOOD_TEXT);
@@ -52,6 +54,7 @@ export async function startOrigin() {
     port,
     url: (p) => `http://127.0.0.1:${port}${p}`,
     closedEarly,
+    opened,
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };
 }

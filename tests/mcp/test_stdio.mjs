@@ -42,7 +42,7 @@ test('progress is reported when asked for', async () => {
   assert.ok(seen.length >= 1 && seen[0].total === 1, JSON.stringify(seen));
 });
 test('cancellation: prompt, no late answer, the forwarded lookup is abandoned', async () => {
-  await cases.cancellation(client, origin, { strictNoLateAnswer: true });
+  await cases.cancellation(client, origin, { strictNoLateAnswer: true, originSeesAbandon: true });
 });
 test('a missing socket is a clear JSON-RPC error, not a crash', async () => {
   const t = new StdioClientTransport({ command: CLI, args: ['mcp', '--socket', `${broker.dir}/nope.sock`],
