@@ -6,6 +6,7 @@
 
 #include "broker/fleet/fleet.h"
 #include "broker/lookup/robots_cache.h"
+#include "broker/lookup/robots_flight.h"
 #include "ipc/ipc_frame.h"
 
 int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
@@ -17,7 +18,8 @@ int vf_runtime_init(vf_runtime *rt, unsigned max_workers)
     rt->circuits = vf_circuit_registry_new(NULL);
     rt->metrics = vf_metrics_new();
     rt->robots = vf_robots_cache_new();
-    if (!rt->quota || !rt->circuits || !rt->metrics || !rt->robots) {
+    rt->robots_flights = vf_robots_flights_new();
+    if (!rt->quota || !rt->circuits || !rt->metrics || !rt->robots || !rt->robots_flights) {
         vf_runtime_destroy(rt);
         return -1;
     }
@@ -54,6 +56,7 @@ void vf_runtime_destroy(vf_runtime *rt)
 {
     vf_fleet_free(rt->fleet);
     vf_robots_cache_free(rt->robots);
+    vf_robots_flights_free(rt->robots_flights);
     vf_quota_free(rt->quota);
     vf_circuit_registry_free(rt->circuits);
     vf_metrics_free(rt->metrics);

@@ -17,6 +17,7 @@ typedef struct {
     vf_metrics *metrics;
     struct vf_fleet *fleet;        /* shared store and lookup cache (broker/fleet/fleet.h) */
     struct vf_robots_cache *robots;/* robots.txt per origin (broker/lookup/robots.h) */
+    struct vf_robots_flights *robots_flights; /* robots.txt fetches in flight (robots_flight.h) */
 } vf_runtime;
 
 int vf_runtime_init(vf_runtime *rt, unsigned max_workers);

@@ -5,7 +5,8 @@
  * status means: 2xx rules apply, 4xx (or a redirect chain too long) allows
  * everything, 5xx disallows everything until a later fetch succeeds. A
  * robots.txt that cannot be reached at all decides nothing: the page fetch
- * that follows reports its own transport error. */
+ * that follows reports its own transport error. Concurrent lookups to an
+ * origin not in the cache share one fetch (robots_flight.h). */
 #ifndef VERIFETCH_ROBOTS_H
 #define VERIFETCH_ROBOTS_H
 

@@ -3,7 +3,11 @@
  * TTL, through the same confined path as a page; a disallowed URL is
  * unusable_content "robots.txt disallows ..." and is never requested; the
  * group for the tenant's own User-Agent product token wins over "*". The
- * User-Agent itself is the tenant's, "verifetch/<version>" by default. */
+ * User-Agent itself is the tenant's, "verifetch/<version>" by default.
+ * Concurrent lookups to an origin whose robots.txt is not cached share one
+ * robots.txt fetch and its verdict. */
+#include <curl/curl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "test_common.h"
@@ -35,26 +39,36 @@ static int origin_requests(const char *line)
     return n;
 }
 
+static void check_ok(const char *url, hx_response *r)
+{
+    hx_receipt_expect e = tc_expect_one(true, url, "ok", 200, "usable content");
+    free(hx_check_tool_result(r, &e));
+    hx_response_free(r);
+}
+
 static void expect_ok(const char *path)
 {
     const char *url = tc_url(&t, path);
     hx_response r = tc_lookup(&t, url, NULL);
-    hx_receipt_expect e = tc_expect_one(true, url, "ok", 200, "usable content");
-    free(hx_check_tool_result(&r, &e));
-    hx_response_free(&r);
+    check_ok(url, &r);
+}
+
+static void check_disallowed(const char *url, hx_response *r, const char *detail_part)
+{
+    hx_receipt_expect e = tc_expect_one(false, url, "unusable_content", HX_NULL, NULL);
+    e.attempts[0].detail_all[0] = "robots.txt disallows";
+    e.attempts[0].detail_all[1] = detail_part;
+    char *text = hx_check_tool_result(r, &e);
+    cr_assert(strstr(text, "robots.txt disallows"), "the failure line must say why: %s", text);
+    free(text);
+    hx_response_free(r);
 }
 
 static void expect_disallowed(const char *path, const char *detail_part)
 {
     const char *url = tc_url(&t, path);
     hx_response r = tc_lookup(&t, url, NULL);
-    hx_receipt_expect e = tc_expect_one(false, url, "unusable_content", HX_NULL, NULL);
-    e.attempts[0].detail_all[0] = "robots.txt disallows";
-    e.attempts[0].detail_all[1] = detail_part;
-    char *text = hx_check_tool_result(&r, &e);
-    cr_assert(strstr(text, "robots.txt disallows"), "the failure line must say why: %s", text);
-    free(text);
-    hx_response_free(&r);
+    check_disallowed(url, &r, detail_part);
     char req[256];
     snprintf(req, sizeof req, "REQ GET %s ", path);
     cr_assert_eq(origin_requests(req), 0, "a disallowed URL was requested: %s", path);
@@ -139,4 +153,102 @@ Test(robots, user_agent_is_the_tenants_and_defaults_to_verifetch)
     cr_assert(strstr(text, "User-Agent: ExampleAgent/1.0 (ops@example.test)\n"), "tenant User-Agent: %s", text);
     free(text);
     hx_response_free(&r);
+}
+
+/* Tells the origin directly (not through the broker, which would fetch and
+ * cache robots.txt): later robots.txt requests wait ms, then answer status. */
+static void origin_robots_answer(int ms, int status)
+{
+    char path[96], url[512];
+    snprintf(path, sizeof path, "/robots-delay?ms=%d&answer=%d", ms, status);
+    hx_origin_url(&t.origin, false, path, url, sizeof url);
+    CURL *c = curl_easy_init();
+    cr_assert_not_null(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
+    FILE *sink = fopen("/dev/null", "w");
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+    CURLcode rc = curl_easy_perform(c);
+    long status_seen = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status_seen);
+    curl_easy_cleanup(c);
+    fclose(sink);
+    cr_assert(rc == CURLE_OK && status_seen == 200, "origin /robots-delay: curl %d, HTTP %ld", rc, status_seen);
+}
+
+#define N_TOGETHER 8
+
+typedef struct {
+    char url[512];
+    hx_response r;
+} together_arg;
+
+static void *lookup_thread(void *p)
+{
+    together_arg *a = p;
+    a->r = hx_lookup(&t.broker, "{\"url\": \"%s\"}", a->url);
+    return NULL;
+}
+
+/* N_TOGETHER lookups at once to the origin, path i from paths(i). */
+static void lookups_together(together_arg *a, const char *(*paths)(int i))
+{
+    pthread_t th[N_TOGETHER];
+    for (int i = 0; i < N_TOGETHER; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s?n=%d", paths(i), i);
+        hx_origin_url(&t.origin, false, path, a[i].url, sizeof a[i].url);
+        cr_assert_eq(pthread_create(&th[i], NULL, lookup_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < N_TOGETHER; i++)
+        pthread_join(th[i], NULL);
+}
+
+static const char *page_or_members(int i)
+{
+    return i % 2 ? "/members/list" : "/page";
+}
+
+static const char *page_only(int i)
+{
+    (void)i;
+    return "/page";
+}
+
+/* A slow robots.txt: every lookup arrives while the first is fetching it. */
+Test(robots, concurrent_lookups_to_a_fresh_origin_share_one_robots_fetch)
+{
+    start("robots = \"obey\";");
+    origin_robots_answer(700, 200);
+    together_arg a[N_TOGETHER];
+    lookups_together(a, page_or_members);
+    for (int i = 0; i < N_TOGETHER; i++) {
+        if (i % 2)
+            check_disallowed(a[i].url, &a[i].r, "Disallow: /members");
+        else
+            check_ok(a[i].url, &a[i].r);
+    }
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 1, "%d lookups at once must fetch robots.txt once",
+                 N_TOGETHER);
+    cr_assert_eq(origin_requests("REQ GET /members/list"), 0, "a disallowed URL was requested");
+}
+
+/* The shared answer is a 5xx: every waiter is refused as the first lookup
+ * is, and, as a 5xx is never cached, the next lookup asks again. */
+Test(robots, concurrent_lookups_share_a_5xx_robots_answer_which_is_asked_again_later)
+{
+    start("robots = \"obey\";");
+    origin_robots_answer(700, 503);
+    together_arg a[N_TOGETHER];
+    lookups_together(a, page_only);
+    for (int i = 0; i < N_TOGETHER; i++)
+        check_disallowed(a[i].url, &a[i].r, "HTTP 503");
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 1, "%d lookups at once must fetch robots.txt once",
+                 N_TOGETHER);
+    cr_assert_eq(origin_requests("REQ GET /page"), 0, "a page was requested though robots.txt answered 503");
+    origin_robots_answer(0, 200);
+    expect_ok("/page");
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 2);
 }

@@ -18,7 +18,7 @@ import select
 import ssl
 import time
 
-from origin_base import EventLog, OriginServer, RouteHandler, arg_parser, guard, serve, tls_context
+from origin_base import EventLog, OriginServer, RouteHandler, arg_parser, guard, int_arg, serve, tls_context
 
 ARTICLE_TEXT = (
     "This is the verifetch origin article. It exists so that the end-to-end "
@@ -32,6 +32,7 @@ ARTICLE_TEXT = (
 )
 
 _robots_status = [200]   # what /robots.txt answers; set by /robots-status
+_robots_delay_ms = [0]   # how long /robots.txt waits before answering; set by /robots-delay
 
 # For the robots.txt tests (tests/e2e/test_robots.c): /members is closed to
 # everyone but /members/open; a crawler named StrictBot may fetch only /page.
@@ -202,6 +203,7 @@ class Handler(RouteHandler):
         self.send_body(200, "text/plain; charset=utf-8", ("\n".join(lines) + "\n").encode())
 
     def r_robots(self, q):
+        time.sleep(_robots_delay_ms[0] / 1000.0)
         if _robots_status[0] != 200:
             self.send_body(_robots_status[0], "text/plain; charset=utf-8", b"robots.txt unavailable\n")
             return
@@ -213,6 +215,13 @@ class Handler(RouteHandler):
         code = int(q.get("answer", ["200"])[0])
         _robots_status[0] = code if 200 <= code <= 599 else 200
         self.send_body(200, "text/html; charset=utf-8", PAGE_HTML.encode())
+
+    def r_robots_delay(self, q):
+        # /robots-delay?ms=700&answer=503: later /robots.txt requests wait that
+        # long, then answer that status (the single-flight test asks directly).
+        _robots_delay_ms[0] = int_arg(q, "ms", 0, 0, MAX_SLOW_MS)
+        _robots_status[0] = int_arg(q, "answer", 200, 200, 599)
+        self.send_body(200, "text/plain", b"ok\n")
 
     def r_big(self, q):
         n = min(max(int(q.get("bytes", ["1000"])[0]), 0), MAX_BIG)
@@ -247,6 +256,7 @@ Handler.ROUTES = {
     "/cc": Handler.r_cache_control,
     "/robots.txt": Handler.r_robots,
     "/robots-status": Handler.r_robots_status,
+    "/robots-delay": Handler.r_robots_delay,
     "/members/open": Handler.r_page,
     "/members/list": Handler.r_page,
 }
