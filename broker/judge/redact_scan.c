@@ -15,11 +15,11 @@
 /* Widen [*start, *end) over every secret form that begins inside it. */
 static void cover_secrets(const vf_secret_set *secrets, const vf_trigset *triggers,
                           const unsigned char *t, size_t len, size_t floor, size_t from,
-                          size_t *start, size_t *end)
+                          vf_b64_run *b64, size_t *start, size_t *end)
 {
     for (size_t j = from; (j = vf_trigset_next(triggers, t, j, *end, len)) < *end; j++) {
         size_t s, e;
-        if (vf_secret_match(secrets, t, len, j, floor, &s, &e)) {
+        if (vf_secret_match(secrets, t, len, j, floor, b64, &s, &e)) {
             if (s < *start)
                 *start = s;
             if (e > *end)
@@ -51,6 +51,7 @@ bool vf_redact_scan(const vf_secret_set *secrets, const vf_pattern_set *patterns
     if (!md)
         return false;
     size_t run = 0; /* start of the text not yet copied to out */
+    vf_b64_run b64 = VF_B64_RUN_NONE;
     for (size_t i = run; (i = vf_trigset_next(any, t, i, len, len)) < len;) {
         if (deadline_ms && --until_clock == 0) {
             until_clock = CLOCK_EVERY;
@@ -62,14 +63,14 @@ bool vf_redact_scan(const vf_secret_set *secrets, const vf_pattern_set *patterns
         }
         size_t s, e;
         bool hit = (have_secrets && vf_trigset_has(secret_triggers, t, i, len) &&
-                    vf_secret_match(secrets, t, len, i, run, &s, &e)) ||
+                    vf_secret_match(secrets, t, len, i, run, &b64, &s, &e)) ||
                    vf_pattern_match(patterns, t, len, run, i, md, &s, &e);
         if (!hit) {
             i++;
             continue;
         }
         if (have_secrets)
-            cover_secrets(secrets, secret_triggers, t, len, run, i + 1, &s, &e);
+            cover_secrets(secrets, secret_triggers, t, len, run, i + 1, &b64, &s, &e);
         vf_rbuf_put(out, t + run, s - run);
         vf_rbuf_put_redacted(out);
         run = i = e;

@@ -320,10 +320,30 @@ static bool hex_equal(const unsigned char *t, const unsigned char *lower_hex, si
     return true;
 }
 
+/* Widens the base64 hit t[i..e) to its whole run, not below floor. The run
+ * is measured once and remembered: a later hit inside it (the scan looks
+ * at every trigger within a replaced span) reuses it. A remembered start
+ * was either where a non-base64 byte stopped the walk or an earlier floor,
+ * and floors only grow, so the start is the larger of it and floor. */
+static void b64_widen(vf_b64_run *run, const unsigned char *t, size_t len, size_t i, size_t floor,
+                      size_t *s, size_t *e)
+{
+    if (!(run->lo <= i && *e <= run->hi)) {
+        size_t lo = i, hi = *e;
+        while (lo > floor && is_b64_char(t[lo - 1]))
+            lo--;
+        while (hi < len && is_b64_char(t[hi]))
+            hi++;
+        *run = (vf_b64_run){lo, hi};
+    }
+    *s = run->lo > floor ? run->lo : floor;
+    *e = run->hi;
+}
+
 /* Does needle nd match at t[i]? On success [*start, *end) is what to redact.
  * floor: first byte not yet consumed by an earlier replacement. */
 static bool match_at(const needle *nd, const unsigned char *t, size_t len, size_t i,
-                     size_t floor, size_t *start, size_t *end)
+                     size_t floor, vf_b64_run *run, size_t *start, size_t *end)
 {
     size_t avail = len - i;
     if (nd->form == FORM_FLEX) {
@@ -341,10 +361,7 @@ static bool match_at(const needle *nd, const unsigned char *t, size_t len, size_
         return false;
     size_t s = i, e = i + nd->len;
     if (nd->form == FORM_B64_INNER) {
-        while (s > floor && is_b64_char(t[s - 1]))
-            s--;
-        while (e < len && is_b64_char(t[e]))
-            e++;
+        b64_widen(run, t, len, i, floor, &s, &e);
     } else if (nd->form == FORM_B64_WHOLE) {
         if ((s > floor && is_b64_char(t[s - 1])) || (e < len && is_b64_char(t[e])))
             return false;
@@ -363,13 +380,13 @@ const vf_trigset *vf_secret_set_triggers(const vf_secret_set *s)
 }
 
 bool vf_secret_match(const vf_secret_set *s, const unsigned char *t, size_t len, size_t i,
-                     size_t floor, size_t *start, size_t *end)
+                     size_t floor, vf_b64_run *run, size_t *start, size_t *end)
 {
     /* Longest hit wins, so an encoded form is not cut short by a raw one. */
     size_t best_s = 0, best_e = 0;
     for (size_t k = 0; k < s->n_needles; k++) {
         size_t ms, me;
-        if (match_at(&s->needles[k], t, len, i, floor, &ms, &me) && me > best_e) {
+        if (match_at(&s->needles[k], t, len, i, floor, run, &ms, &me) && me > best_e) {
             best_s = ms;
             best_e = me;
         }
