@@ -29,6 +29,13 @@ static bool password_in(const vf_prune_report *rep, const vf_main_pick *pick, bo
     return false;
 }
 
+static void free_rewritten(void *ctx)
+{
+    char **p = ctx;
+    free(*p);
+    *p = NULL;
+}
+
 char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_page_meta *meta,
                       size_t *out_len)
 {
@@ -38,10 +45,14 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     char *rewritten = vf_html5_entities_rewrite(utf8, len, &rewritten_len, &oom);
     if (oom)
         return NULL;
-    htmlDocPtr doc = rewritten ? vf_html_parse(rewritten, rewritten_len) : vf_html_parse(utf8, len);
-    free(rewritten);
-    if (o->input_done)
-        o->input_done(o->input_ctx);
+    htmlDocPtr doc;
+    if (rewritten) {
+        if (o->input_done)
+            o->input_done(o->input_ctx);
+        doc = vf_html_parse(rewritten, rewritten_len, free_rewritten, &rewritten);
+    } else {
+        doc = vf_html_parse(utf8, len, o->input_done, o->input_ctx);
+    }
     if (!doc)
         return NULL;
     char *base = vf_html_base_url(doc, o->page_url);

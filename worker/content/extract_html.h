@@ -18,8 +18,8 @@ typedef struct {
     vf_links_style links;
     const char *page_url;   /* links resolve against it (and <base href>); may be NULL */
     size_t max_out;
-    /* Called once the DOM is built and the input is no longer read (may be
-     * NULL): the caller frees the input there, before the render. */
+    /* Called once the input is no longer read (may be NULL): the caller
+     * frees it there, before the tree is built. */
     void (*input_done)(void *ctx);
     void *input_ctx;
 } vf_html_opts;

@@ -65,25 +65,40 @@ static void on_error(void *ctx, xmlErrorPtr err)
         stop(st);
 }
 
-htmlDocPtr vf_html_parse(const char *utf8, size_t len)
+/* libxml2's memory context holds its own copy of the input, so ours goes
+ * back (input_done) before the tree is built. The input is declared UTF-8
+ * by name, not through an encoding handler: a handler (even UTF-8's) runs
+ * the whole copy through its converter into a third buffer. With the name
+ * set libxml2 skips sniffing the first bytes; with HTML_PARSE_IGNORE_ENC no
+ * <meta charset> can switch the decoder. */
+static htmlParserCtxtPtr reader_of(const char *utf8, size_t len, void (*input_done)(void *), void *ctx)
 {
-    parse_state st = { 0 };
     if (len > (size_t)INT_MAX)
         len = (size_t)INT_MAX; /* libxml2 takes an int; max_body is far below */
     htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(len ? utf8 : " ", len ? (int)len : 1);
+    if (input_done)
+        input_done(ctx);
+    if (!ctxt)
+        return NULL;
+    ctxt->charset = XML_CHAR_ENCODING_UTF8;
+    ctxt->encoding = xmlStrdup(BAD_CAST "UTF-8");
+    if (!ctxt->encoding) {
+        htmlFreeParserCtxt(ctxt);
+        return NULL;
+    }
+    return ctxt;
+}
+
+htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx)
+{
+    parse_state st = { 0 };
+    htmlParserCtxtPtr ctxt = reader_of(utf8, len, input_done, ctx);
     if (!ctxt)
         return NULL;
     st.ctxt = ctxt;
     ctxt->_private = &st;
     ctxt->sax->startElement = on_start;
     ctxt->sax->endElement = on_end;
-    /* Declare the input UTF-8 (libxml2's built-in handler, no iconv): with it
-     * an in-document charset declaration can no longer switch the decoder. */
-    xmlCharEncodingHandlerPtr utf8_handler = xmlFindCharEncodingHandler("UTF-8");
-    if (!utf8_handler || xmlSwitchToEncoding(ctxt, utf8_handler) != 0) {
-        htmlFreeParserCtxt(ctxt);
-        return NULL;
-    }
     htmlCtxtUseOptions(ctxt, HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
                                  HTML_PARSE_RECOVER | HTML_PARSE_IGNORE_ENC |
                                  HTML_PARSE_NODEFDTD | HTML_PARSE_COMPACT);

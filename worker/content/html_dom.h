@@ -11,7 +11,9 @@
 #define VF_HTML_MAX_DEPTH 1024
 #define VF_HTML_ERROR_BUDGET 50000000ull
 
-/* utf8 must be valid UTF-8 without NUL. NULL only when out of memory. */
-htmlDocPtr vf_html_parse(const char *utf8, size_t len);
+/* utf8 must be valid UTF-8 without NUL. input_done(ctx), when not NULL, is
+ * called exactly once, as soon as utf8 is no longer read (before the tree is
+ * built). NULL only when out of memory. */
+htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx);
 
 #endif
