@@ -9,9 +9,15 @@
 #include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 
+#include "worker/content/html_trim.h"
+
+/* Room for every attribute html_trim keeps (libxml2 drops duplicates). */
+#define KEPT_ATTRS 64
+
 typedef struct {
     htmlParserCtxtPtr ctxt;
     unsigned depth;
+    unsigned verbatim_depth; /* inside pre, textarea...: whitespace is content */
     unsigned long long error_cost;
     bool stopped;
 } parse_state;
@@ -37,7 +43,11 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar **attrs)
         stop(st);
         return;
     }
-    xmlSAX2StartElement(ctx, name, attrs);
+    if (vf_trim_keeps_blanks(name))
+        st->verbatim_depth++;
+    const xmlChar *kept[KEPT_ATTRS];
+    vf_trim_attrs(attrs, kept, KEPT_ATTRS);
+    xmlSAX2StartElement(ctx, name, kept);
 }
 
 static void on_end(void *ctx, const xmlChar *name)
@@ -45,7 +55,24 @@ static void on_end(void *ctx, const xmlChar *name)
     parse_state *st = state_of(ctx);
     if (st->depth)
         st->depth--;
+    if (st->verbatim_depth && vf_trim_keeps_blanks(name))
+        st->verbatim_depth--;
     xmlSAX2EndElement(ctx, name);
+}
+
+static void on_text(void *ctx, const xmlChar *ch, int len)
+{
+    parse_state *st = state_of(ctx);
+    if (!st->verbatim_depth && vf_trim_blank_text(st->ctxt->node, ch, len))
+        return;
+    xmlSAX2Characters(ctx, ch, len);
+}
+
+static void on_raw_text(void *ctx, const xmlChar *ch, int len)
+{
+    parse_state *st = state_of(ctx);
+    if (!vf_trim_raw_text(st->ctxt->node))
+        xmlSAX2CDataBlock(ctx, ch, len);
 }
 
 static void silence(void *ctx, const char *msg, ...)
@@ -99,6 +126,11 @@ htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *
     ctxt->_private = &st;
     ctxt->sax->startElement = on_start;
     ctxt->sax->endElement = on_end;
+    ctxt->sax->characters = on_text;
+    ctxt->sax->cdataBlock = on_raw_text;
+    /* The pruner would remove them first thing. */
+    ctxt->sax->comment = NULL;
+    ctxt->sax->processingInstruction = NULL;
     htmlCtxtUseOptions(ctxt, HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
                                  HTML_PARSE_RECOVER | HTML_PARSE_IGNORE_ENC |
                                  HTML_PARSE_NODEFDTD | HTML_PARSE_COMPACT);

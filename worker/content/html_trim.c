@@ -1,0 +1,68 @@
+#include "worker/content/html_trim.h"
+
+#include <strings.h>
+
+#include "worker/content/dom_util.h"
+
+/* Every attribute a reader of the tree asks vf_dom_attr for. A new reader
+ * of another attribute adds it here (test_html_trim checks the list against
+ * the sources). */
+static const char *const read_attrs[] = {
+    "alt", "aria-hidden", "aria-modal", "class", "content", "datetime", "hidden", "href", "id",
+    "itemprop", "lang", "name", "property", "rel", "role", "src", "start", "style", "type", NULL,
+};
+
+static bool attr_is_read(const xmlChar *name)
+{
+    for (const char *const *a = read_attrs; *a; a++)
+        if (strcasecmp((const char *)name, *a) == 0)
+            return true;
+    return false;
+}
+
+void vf_trim_attrs(const xmlChar **attrs, const xmlChar **kept, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; attrs && attrs[i] && k + 2 < cap; i += 2) {
+        if (attr_is_read(attrs[i])) {
+            kept[k++] = attrs[i];
+            kept[k++] = attrs[i + 1];
+        }
+    }
+    kept[k] = NULL;
+}
+
+bool vf_trim_keeps_blanks(const xmlChar *name)
+{
+    static const char *const verbatim[] = { "pre", "textarea", "listing", "xmp", "plaintext", NULL };
+    for (const char *const *v = verbatim; *v; v++)
+        if (strcasecmp((const char *)name, *v) == 0)
+            return true;
+    return false;
+}
+
+static bool is_block(const xmlNode *n)
+{
+    return n->type == XML_ELEMENT_NODE && (vf_dom_tag(n).flags & VF_TAG_BLOCK);
+}
+
+bool vf_trim_blank_text(const xmlNode *parent, const xmlChar *ch, int len)
+{
+    for (int i = 0; i < len; i++)
+        if (ch[i] != ' ' && ch[i] != '\t' && ch[i] != '\n' && ch[i] != '\r' && ch[i] != '\f')
+            return false;
+    if (!parent || parent->type != XML_ELEMENT_NODE)
+        return false;
+    /* The line a block starts, or the one after a block, begins here: a
+     * browser removes whitespace at the start of a line. */
+    return parent->last ? is_block(parent->last) : is_block(parent);
+}
+
+bool vf_trim_raw_text(const xmlNode *parent)
+{
+    if (!parent || parent->type != XML_ELEMENT_NODE)
+        return false;
+    if (strcasecmp((const char *)parent->name, "style") == 0)
+        return true;
+    return vf_dom_tag(parent).id == VF_T_SCRIPT && !vf_dom_attr_is(parent, "type", "application/ld+json");
+}
