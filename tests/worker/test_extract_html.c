@@ -61,6 +61,32 @@ Test(extract_html, single_spaces_and_other_gaps_collapse_alike)
     free(t);
 }
 
+/* The parser leaves out what no reader uses (html_trim.c); what readers use
+ * must survive: blanks inside <pre> and between inline boxes, JSON-LD (but
+ * not other script bodies), the attributes the pruner and renderer read. */
+Test(extract_html, trimmed_tree_keeps_what_readers_use)
+{
+    char *t = render("<pre>  <b>a</b>\n  \n<span>b</span></pre>"
+                     "<div data-x=\"1\" onclick=\"f()\"><p>x</p> <b>y</b> <i>z</i></div>"
+                     "<p>one<span hidden data-y=\"2\">secret</span> two</p>", 4096);
+    cr_assert_str_eq(t, "  a\n  \nb\n\nx\n\ny z\n\none two");
+    free(t);
+    static const char page[] =
+        "<html><head><script type=\"application/ld+json\">{\"datePublished\": \"2024-05-06T07:08:09Z\"}"
+        "</script><script>var d = {\"datePublished\": \"1999-01-01\"};</script></head>"
+        "<body><!-- c --><p>text <a href=\"/x\" data-track=\"1\">link</a></p></body></html>";
+    vf_html_opts o = { .markdown = true, .whole_page = true, .links = VF_LINKS_INLINE,
+                       .page_url = "https://example.com/a/", .max_out = 4096 };
+    vf_page_meta m = { 0 };
+    size_t n;
+    t = vf_html_extract(page, sizeof page - 1, &o, &m, &n);
+    cr_assert_not_null(t);
+    cr_assert_str_eq(t, "text [link](https://example.com/x)");
+    cr_assert_str_eq(m.published, "2024-05-06T07:08:09Z");
+    free(t);
+    vf_page_meta_clear(&m);
+}
+
 Test(extract_html, pre_keeps_its_line_breaks)
 {
     char *t = render("<pre>line 1\nline 2</pre>", 4096);

@@ -5,7 +5,7 @@
 #include "worker/content/dom_util.h"
 
 /* Every attribute a reader of the tree asks vf_dom_attr for. A new reader
- * of another attribute adds it here (test_html_trim checks the list against
+ * of another attribute adds it here (the trim_attrs layout test checks the list against
  * the sources). */
 static const char *const read_attrs[] = {
     "alt", "aria-hidden", "aria-modal", "class", "content", "datetime", "hidden", "href", "id",
