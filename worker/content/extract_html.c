@@ -71,6 +71,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     bool main = false;
     if (body && !o->whole_page)
         main = vf_main_pick_content(body, &pick);
+    vf_main_pick_settle(body, &pick);
     vf_render_opts ro = { .markdown = o->markdown, .links = o->links, .base_url = base,
                           .max_out = o->max_out };
     char *text = NULL;

@@ -29,9 +29,13 @@ typedef struct {
     size_t n, cap;
 } collect_ctx;
 
+/* After vf_main_pick_settle an element the renderer skips points here, and
+ * the per-element stats are gone. */
+static const char skip_mark;
+
 static struct vf_node_stats *st_of(const xmlNode *n)
 {
-    return n && n->type == XML_ELEMENT_NODE ? n->_private : NULL;
+    return n && n->type == XML_ELEMENT_NODE && n->_private != &skip_mark ? n->_private : NULL;
 }
 
 static bool is_space(unsigned char c)
@@ -228,6 +232,8 @@ static void score_all(xmlNode *body, int flags)
 
 static bool skipped_flag(const xmlNode *el, int mask)
 {
+    if (el->_private == &skip_mark)
+        return true; /* settled: only the renderer's question is asked now */
     struct vf_node_stats *st = st_of(el);
     return st && (st->flags & mask);
 }
@@ -590,9 +596,21 @@ bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n)
     return false;
 }
 
+void vf_main_pick_settle(xmlNode *body, vf_main_pick *pick)
+{
+    if (!body || !pick->stats)
+        return;
+    for (xmlNode *n = body; n; n = vf_dom_next(n, body, false))
+        if (n->type == XML_ELEMENT_NODE)
+            n->_private = skipped_flag(n, F_UNLIKELY | F_CLEANED) ? (void *)&skip_mark : NULL;
+    free(pick->stats);
+    pick->stats = NULL;
+    pick->settled = true;
+}
+
 void vf_main_pick_free(xmlNode *body, vf_main_pick *pick)
 {
-    if (body && pick->stats)
+    if (body && (pick->stats || pick->settled))
         for (xmlNode *n = body; n; n = vf_dom_next(n, body, false))
             if (n->type == XML_ELEMENT_NODE)
                 n->_private = NULL;

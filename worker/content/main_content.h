@@ -24,6 +24,7 @@ typedef struct {
     size_t n_parts;
     size_t main_chars;            /* text of the pick after cleaning */
     size_t page_chars;            /* text of the whole pruned body */
+    bool settled;                 /* vf_main_pick_settle ran: stats are freed */
 } vf_main_pick;
 
 /* Scores body. Returns true with pick->parts filled when a candidate
@@ -40,6 +41,11 @@ bool vf_main_skips(const xmlNode *el);
 
 /* Is n inside one of the picked parts? */
 bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n);
+
+/* Keeps only what the renderer asks (vf_main_skips, vf_main_text_chars)
+ * and frees the per-element stats before the text is built: on a dense page
+ * they are a tenth of the tree. */
+void vf_main_pick_settle(xmlNode *body, vf_main_pick *pick);
 
 /* Forgets the marks (clears every node's _private) and frees the stats. */
 void vf_main_pick_free(xmlNode *body, vf_main_pick *pick);
