@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "broker/log_limit.h"
+
 static json_t *timestamp(void)
 {
     struct timespec ts;
@@ -53,8 +55,24 @@ void vf_lookup_log(FILE *to, const char *tenant, const json_t *tool_result, int6
 
 void vf_request_log(FILE *to, const char *tenant, const char *event, const char *detail)
 {
+    if (!vf_log_limit_take(event))
+        return;
     json_t *line = json_pack("{s:o, s:s, s:s, s:s}", "ts", timestamp(), "event", event, "tenant",
                              tenant ? tenant : "", "detail", detail ? detail : "");
     if (line)
         emit(to, line);
+}
+
+void vf_log_summaries(FILE *to, bool force)
+{
+    vf_log_summary due[VF_LOG_KINDS];
+    size_t n = vf_log_limit_due(due, VF_LOG_KINDS, force);
+    for (size_t i = 0; i < n; i++) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "%u similar messages suppressed", due[i].suppressed);
+        json_t *line = json_pack("{s:o, s:s, s:s, s:i, s:s}", "ts", timestamp(), "event", "log_suppressed",
+                                 "kind", due[i].kind, "suppressed", (int)due[i].suppressed, "detail", detail);
+        if (line)
+            emit(to, line);
+    }
 }

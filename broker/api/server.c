@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/api/conn_deadline.h"
 #include "broker/api/drain_refuser.h"
 #include "broker/api/http_log.h"
 #include "broker/api/lookup_log.h"
@@ -50,6 +51,9 @@ static enum MHD_Result begin(vf_listener *l, struct MHD_Connection *c, const cha
     ctx->server = s;
     atomic_fetch_add(&s->in_flight, 1);
     *con_cls = ctx;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    ctx->conn = info ? info->socket_context : NULL;
+    vf_conn_head_in(s->deadlines, ctx->conn);
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)VF_SERVER_IDLE_TIMEOUT_S);
     vf_broker *b = vf_holder_acquire(s->holder);
     enum MHD_Result ret = vf_route_head(s, b, c, method, url, ctx, &ctx->refused);
@@ -67,6 +71,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!ctx)
         return begin(l, c, url, method, con_cls);
     if (ctx->refused) {   /* answered from the head: the body is read and dropped */
+        if (*upload_size == 0)
+            vf_conn_request_in(l->server->deadlines, ctx->conn);
         *upload_size = 0;
         return MHD_YES;
     }
@@ -74,6 +80,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return vf_route_resumed(c, ctx);
     if (*upload_size > 0)
         return take_body(ctx, upload, upload_size);
+    vf_conn_request_in(l->server->deadlines, ctx->conn);
     /* One snapshot for the whole request, even if SIGHUP swaps policy now. */
     vf_broker *b = vf_holder_acquire(l->server->holder);
     enum MHD_Result ret = vf_route(l->server, b, c, method, url, ctx);
@@ -90,6 +97,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     vf_request_ctx *ctx = *con_cls;
     if (!ctx)
         return;
+    vf_conn_answered(ctx->server->deadlines, ctx->conn);   /* keep-alive: the next head is due */
     bool last = atomic_fetch_sub(&ctx->server->in_flight, 1) == 1;
     vf_route_release(ctx);
     *con_cls = NULL;
@@ -97,44 +105,47 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         vf_memory_idle(); /* the heap may shrink back after a burst */
 }
 
-/* At most one log line a second for refusals, however many there are. */
+/* Rate-limited with every other refusal (vf_request_log). */
 static void note_refusal(uid_t uid, unsigned cap)
 {
-    static atomic_llong last_ms;
-    static atomic_uint unlogged;
-    long long now = (long long)vf_now_ms(), last = atomic_load(&last_ms);
-    if (now - last < 1000 || !atomic_compare_exchange_strong(&last_ms, &last, now)) {
-        atomic_fetch_add(&unlogged, 1);
-        return;
-    }
-    char why[128];
-    snprintf(why, sizeof why, "uid %u is over its %u connections (%u more refusals not logged)", (unsigned)uid,
-             cap, atomic_exchange(&unlogged, 0));
+    char why[96];
+    snprintf(why, sizeof why, "uid %u is over its %u connections", (unsigned)uid, cap);
     vf_request_log(stderr, "", "connection_refused", why);
 }
 
-/* Unix side: count connections per uid; one over its cap is shut at once
+/* Every connection gets its request deadlines (conn_deadline.h). Unix
+ * side: count connections per uid; one over its cap is shut at once
  * (libmicrohttpd then closes it), so others' connections stay available. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     vf_listener *l = cls;
-    if (l->tcp)
-        return;
+    vf_server *s = l->server;
+    vf_conn *conn = *socket_context;
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        if (*socket_context)
-            vf_peer_counts_remove(l->server->peers, (uid_t)((uintptr_t)*socket_context - 1));
+        if (conn && conn->peer_counted)
+            vf_peer_counts_remove(s->peers, conn->uid);
+        vf_conn_remove(s->deadlines, conn);
+        *socket_context = NULL;
         return;
     }
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!info)
+        return;
+    if (!(conn = vf_conn_add(s->deadlines, info->connect_fd))) {
+        shutdown(info->connect_fd, SHUT_RDWR);   /* out of memory: no deadline, no service */
+        return;
+    }
+    *socket_context = conn;
     struct ucred cred;
     socklen_t len = sizeof cred;
-    if (!info || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    if (l->tcp || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
         return;
-    *socket_context = (void *)((uintptr_t)cred.uid + 1);
-    if (!vf_peer_counts_add(l->server->peers, cred.uid)) {
+    conn->uid = cred.uid;
+    conn->peer_counted = true;
+    if (!vf_peer_counts_add(s->peers, cred.uid)) {
         shutdown(info->connect_fd, SHUT_RDWR);
-        note_refusal(cred.uid, l->server->opts.per_peer_connections);
+        note_refusal(cred.uid, s->opts.per_peer_connections);
     }
 }
 
@@ -174,12 +185,19 @@ static void stop_listener(vf_listener *l)
 
 static void free_server(vf_server *s)
 {
+    vf_conn_deadlines_stop(s->deadlines);
     vf_hangup_watch_stop(s->hangups);
     vf_admission_free(s->admission);
     vf_peer_counts_free(s->peers);
     pthread_mutex_destroy(&s->resume_lock);
     free(s->socket_path);
     free(s);
+}
+
+/* Every VF_CONN_TICK_MS on the deadline thread. */
+static void housekeeping(void)
+{
+    vf_log_summaries(stderr, false);
 }
 
 static vf_server *new_server(vf_broker_holder *holder, const vf_server_options *o)
@@ -194,7 +212,8 @@ static vf_server *new_server(vf_broker_holder *holder, const vf_server_options *
     s->admission = vf_admission_new(o->worker_slots);
     s->hangups = vf_hangup_watch_start();
     s->peers = vf_peer_counts_new(o->per_peer_connections);
-    if (!s->admission || !s->hangups || !s->peers) {
+    s->deadlines = vf_conn_deadlines_start(housekeeping);
+    if (!s->admission || !s->hangups || !s->peers || !s->deadlines) {
         free_server(s);
         return NULL;
     }
@@ -291,6 +310,7 @@ void vf_server_stop(vf_server *s, unsigned drain_ms)
     pthread_mutex_unlock(&s->resume_lock);
     stop_listener(&s->tcp_side);
     stop_listener(&s->unix_side);
+    vf_log_summaries(stderr, true);
     if (left > 0)   /* their threads will still take s->resume_lock: leave s to the exit */
         fprintf(stderr, "verifetchd: %u requests still running at exit\n", left);
     else

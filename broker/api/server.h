@@ -13,8 +13,10 @@
 typedef struct vf_server vf_server;
 
 #define VF_SERVER_THREADS 2u          /* per listener */
-#define VF_SERVER_HEAD_TIMEOUT_S 5u   /* a new connection must send its request head in time */
-#define VF_SERVER_IDLE_TIMEOUT_S 60u  /* once a request head came: body and keep-alive idle */
+/* Absolute, however the bytes trickle in (broker/api/conn_deadline.h): */
+#define VF_SERVER_HEAD_TIMEOUT_S 5u   /* a request head, from the accept or the previous answer */
+#define VF_SERVER_BODY_TIMEOUT_S 10u  /* its body, from the head */
+#define VF_SERVER_IDLE_TIMEOUT_S 60u  /* inactivity while an answer is sent */
 
 typedef struct {
     const char *socket_path;          /* unix socket to create (ignored when inherited_fd >= 0) */

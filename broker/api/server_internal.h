@@ -15,6 +15,8 @@
 #include "broker/api/hangup_watch.h"
 #include "broker/api/server.h"
 
+struct vf_conn;
+struct vf_conn_deadlines;
 struct vf_deferred;
 struct vf_peer_counts;
 
@@ -39,6 +41,7 @@ struct vf_server {
     vf_admission *admission;
     vf_hangup_watch *hangups;
     struct vf_peer_counts *peers;
+    struct vf_conn_deadlines *deadlines;   /* absolute request head/body deadlines */
     pthread_mutex_t resume_lock;
     bool stopped;             /* under resume_lock: the daemons are gone, resume nothing */
     unsigned threads;         /* under resume_lock: deferred work still running */
@@ -52,6 +55,7 @@ typedef struct {
     bool tcp;          /* arrived on the TCP listener: identify by bearer token */
     bool refused;      /* answered as soon as the head came in */
     struct vf_server *server;
+    struct vf_conn *conn;           /* its connection's deadlines; NULL if none */
     struct vf_deferred *deferred;   /* suspended work; its answer is sent on resume */
 } vf_request_ctx;
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "broker/log_limit.h"
+
 struct vf_state {
     pthread_mutex_t lock;
     redisContext *ctx;         /* NULL while disconnected */
@@ -194,7 +196,8 @@ redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int a
             r = run(s, argc + 3, av, al, true);
         }
         if (r && r->type == REDIS_REPLY_ERROR) {
-            fprintf(stderr, "verifetchd: shared state script error: %.200s\n", r->str);
+            if (vf_log_limit_take("state_store_error"))
+                fprintf(stderr, "verifetchd: shared state script error: %.200s\n", r->str);
             freeReplyObject(r);
             r = NULL;
             note_failure(s, false);

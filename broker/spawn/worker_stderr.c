@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "broker/judge/safe_text.h"
+#include "broker/log_limit.h"
 
 #define LINE_MAX_BYTES 400 /* a longer line is cut, the rest of it dropped */
 
@@ -17,6 +18,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void emit(const char *line, size_t len, bool cut)
 {
+    if (!vf_log_limit_take("worker_stderr"))
+        return;
     char safe[LINE_MAX_BYTES + 8];
     vf_ascii_line(line, len, safe, sizeof safe);
     fprintf(stderr, "verifetchd: worker stderr: %s%s\n", safe, cut ? " [cut]" : "");

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/log_limit.h"
 #include "broker/spawn/zygote_internal.h"
 #include "ipc/ipc_fds.h"
 #include "ipc/ipc_frame.h"
@@ -57,7 +58,7 @@ static int next_ready(int ctl, vf_zygote_worker *w)
         if (vf_zy_msg_is(&m, n, VF_ZY_READY) && m.pid > 0 && n_fds == 3 &&
             !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && still_alive(w))
             return 1;
-        if (vf_zy_msg_is(&m, n, VF_ZY_REFUSED)) {
+        if (vf_zy_msg_is(&m, n, VF_ZY_REFUSED) && vf_log_limit_take("zygote_refused")) {
             m.detail[sizeof m.detail - 1] = '\0';
             fprintf(stderr, "verifetchd: %s\n", m.detail);
         }

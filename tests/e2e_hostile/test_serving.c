@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hostile.h"
+#include "serving_common.h"
 #include "test_common.h"
 
 TestSuite(serving, .init = hx_setup, .fini = hx_teardown, .timeout = 60);
@@ -23,34 +24,14 @@ TestSuite(serving, .init = hx_setup, .fini = hx_teardown, .timeout = 60);
 static hx_origin origin;
 static hx_broker broker;
 
-#define CONF_MAX (2 * PATH_MAX + 512)
-
-static void config_body(char *conf, unsigned slots, unsigned timeout_ms)
-{
-    char worker[PATH_MAX];
-    hx_build_path("worker/verifetch-worker", worker, sizeof worker);
-    snprintf(conf, CONF_MAX,
-             "worker = { path = \"%s\"; ca_file = \"%s\"; max_concurrent = %u; };\n"
-             "tenants = ( { name = \"serving\"; attempt_ceiling = 1; timeout_ms = %u;\n"
-             "  egress = { allow = [ \"127.0.0.1/32\" ]; any_port = true; }; } );\n",
-             worker, hx_default_ca()->ca_pem, slots, timeout_ms);
-}
-
 static void start(unsigned slots, unsigned timeout_ms)
 {
-    static char conf[CONF_MAX];
-    hx_origin_start(&origin, NULL, NULL);
-    config_body(conf, slots, timeout_ms);
-    hh_broker_start(&broker, conf);
+    sv_start(&origin, &broker, slots, timeout_ms);
 }
 
 static struct sockaddr_un broker_addr(void)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    size_t len = strlen(broker.socket_path);
-    cr_assert_lt(len, sizeof sa.sun_path);
-    memcpy(sa.sun_path, broker.socket_path, len + 1);
-    return sa;
+    return sv_broker_addr(&broker);
 }
 
 static void raise_own_fd_limit(rlim_t want)
@@ -383,7 +364,7 @@ Test(serving, sigterm_leaves_a_socket_that_is_no_longer_ours)
 Test(serving, startup_probe_of_a_wedged_socket_gives_up)
 {
     char path[PATH_MAX], conf_path[PATH_MAX], err_path[PATH_MAX], bin[PATH_MAX];
-    static char conf[CONF_MAX];
+    static char conf[SV_CONF_MAX];
     snprintf(path, sizeof path, "%s/wedged.sock", hx_tmpdir());
     snprintf(conf_path, sizeof conf_path, "%s/wedged.conf", hx_tmpdir());
     snprintf(err_path, sizeof err_path, "%s/wedged.err", hx_tmpdir());
@@ -398,7 +379,7 @@ Test(serving, startup_probe_of_a_wedged_socket_gives_up)
             break;
         }
     }
-    config_body(conf, 2, 5000);
+    sv_config_body(conf, 2, 5000, "", "");
     FILE *f = fopen(conf_path, "we");
     cr_assert_not_null(f);
     fprintf(f, "listen = { socket = \"%s\"; mode = 0600; };\n%s", path, conf);
@@ -437,12 +418,7 @@ static int send_lookup_raw(const char *url)
 
 static size_t count_in_log(const char *needle)
 {
-    char *log = hx_read_file(broker.stderr_path, NULL);
-    size_t n = 0;
-    for (const char *p = log; p && (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    free(log);
-    return n;
+    return sv_count_in_log(&broker, needle);
 }
 
 /* A client that hangs up gives its slot back at once: with one slot, the
@@ -542,8 +518,8 @@ Test(serving, health_and_ready_report_the_live_pool)
 Test(serving, reload_resizes_the_worker_slots)
 {
     start(1, 10000);
-    static char conf[CONF_MAX];
-    config_body(conf, 3, 10000);
+    static char conf[SV_CONF_MAX];
+    sv_config_body(conf, 3, 10000, "", "");
     FILE *f = fopen(broker.config_path, "we");
     cr_assert_not_null(f);
     fprintf(f, "listen = { socket = \"%s\"; mode = 0600; };\n%s", broker.socket_path, conf);
@@ -574,7 +550,7 @@ Test(serving, reload_resizes_the_worker_slots)
  * with the reason. (Before: "status": "ok" and no readiness endpoint.) */
 Test(serving, ready_is_503_when_the_start_up_probe_failed)
 {
-    static char conf[CONF_MAX];
+    static char conf[SV_CONF_MAX];
     hx_origin_start(&origin, NULL, NULL);
     snprintf(conf, sizeof conf,
              "worker = { path = \"/bin/true\"; ca_file = \"%s\"; max_concurrent = 2; };\n"
