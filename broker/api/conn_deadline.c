@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "broker/api/lookup_log.h"
-#include "broker/api/server.h"
 #include "ipc/ipc_frame.h"
 
 struct vf_conn_deadlines {
@@ -16,6 +15,7 @@ struct vf_conn_deadlines {
     pthread_t thread;
     bool stopping;
     vf_conn *head;          /* every open connection */
+    unsigned head_s, body_s;
     void (*tick)(void);
 };
 
@@ -31,7 +31,7 @@ static void set_deadline(vf_conn_deadlines *d, vf_conn *c, unsigned seconds, con
 
 void vf_conn_head_in(vf_conn_deadlines *d, vf_conn *c)
 {
-    set_deadline(d, c, VF_SERVER_BODY_TIMEOUT_S, "request body");
+    set_deadline(d, c, d->body_s, "request body");
 }
 
 void vf_conn_request_in(vf_conn_deadlines *d, vf_conn *c)
@@ -41,7 +41,7 @@ void vf_conn_request_in(vf_conn_deadlines *d, vf_conn *c)
 
 void vf_conn_answered(vf_conn_deadlines *d, vf_conn *c)
 {
-    set_deadline(d, c, VF_SERVER_HEAD_TIMEOUT_S, "request head");
+    set_deadline(d, c, d->head_s, "request head");
 }
 
 vf_conn *vf_conn_add(vf_conn_deadlines *d, int fd)
@@ -50,7 +50,7 @@ vf_conn *vf_conn_add(vf_conn_deadlines *d, int fd)
     if (!c)
         return NULL;
     c->fd = fd;
-    c->deadline_ms = vf_now_ms() + (int64_t)VF_SERVER_HEAD_TIMEOUT_S * 1000;
+    c->deadline_ms = vf_now_ms() + (int64_t)d->head_s * 1000;
     c->phase = "request head";
     pthread_mutex_lock(&d->lock);
     c->next = d->head;
@@ -122,13 +122,15 @@ static void *watch(void *arg)
     return NULL;
 }
 
-vf_conn_deadlines *vf_conn_deadlines_start(void (*tick)(void))
+vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, void (*tick)(void))
 {
     vf_conn_deadlines *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->wake, NULL);
+    d->head_s = head_s;
+    d->body_s = body_s;
     d->tick = tick;
     if (pthread_create(&d->thread, NULL, watch, d) != 0) {
         pthread_cond_destroy(&d->wake);

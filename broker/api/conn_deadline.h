@@ -1,11 +1,10 @@
 /* Absolute deadlines for a connection's request (issue 13 item 6):
  * libmicrohttpd's connection timeout is reset by every byte, so a client
  * trickling a byte every few seconds held a connection for ever. Here each
- * connection has one deadline at a time (the head within VF_SERVER_HEAD_TIMEOUT_S
- * of the accept or of the previous answer, the body within
- * VF_SERVER_BODY_TIMEOUT_S of the head); a thread checks them every
- * VF_CONN_TICK_MS and shuts a late connection's socket, which libmicrohttpd
- * then closes. The same thread runs the server's housekeeping (tick). */
+ * connection has one deadline at a time (the head within head_s of the
+ * accept or of the previous answer, the body within body_s of the head);
+ * a thread checks them every VF_CONN_TICK_MS and shuts a late connection's
+ * socket, which libmicrohttpd then closes. The same thread runs the server's housekeeping (tick). */
 #ifndef VERIFETCH_CONN_DEADLINE_H
 #define VERIFETCH_CONN_DEADLINE_H
 
@@ -28,10 +27,10 @@ typedef struct vf_conn {
 } vf_conn;
 
 /* tick (may be NULL) runs on the thread about every VF_CONN_TICK_MS. */
-vf_conn_deadlines *vf_conn_deadlines_start(void (*tick)(void));
+vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, void (*tick)(void));
 void vf_conn_deadlines_stop(vf_conn_deadlines *d);
 
-/* A new connection on fd: its head is due in VF_SERVER_HEAD_TIMEOUT_S.
+/* A new connection on fd: its head is due in head_s.
  * NULL when out of memory (the connection then has no deadline of its own). */
 vf_conn *vf_conn_add(vf_conn_deadlines *d, int fd);
 /* The connection is closing: before libmicrohttpd closes fd. Frees c. */

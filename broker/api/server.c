@@ -212,7 +212,7 @@ static vf_server *new_server(vf_broker_holder *holder, const vf_server_options *
     s->admission = vf_admission_new(o->worker_slots);
     s->hangups = vf_hangup_watch_start();
     s->peers = vf_peer_counts_new(o->per_peer_connections);
-    s->deadlines = vf_conn_deadlines_start(housekeeping);
+    s->deadlines = vf_conn_deadlines_start(VF_SERVER_HEAD_TIMEOUT_S, VF_SERVER_BODY_TIMEOUT_S, housekeeping);
     if (!s->admission || !s->hangups || !s->peers || !s->deadlines) {
         free_server(s);
         return NULL;
