@@ -115,6 +115,7 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     close(c.fd);
     if (rc != 0) {
         force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%s%s", prefix, detail);
+        out->local = rc == VF_WORKER_RUN_LOCAL;
         return -1;
     }
     if (res->transport_error) {

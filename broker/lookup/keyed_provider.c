@@ -81,6 +81,7 @@ static void settle(vf_fetch_outcome *out, int worker_rc, const char *worker_deta
 {
     if (worker_rc != 0) {
         forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, proxy->failed ? proxy->detail : worker_detail);
+        out->local = worker_rc == VF_WORKER_RUN_LOCAL && !proxy->failed;
         return;
     }
     if (res->transport_error) {

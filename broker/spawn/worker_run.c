@@ -75,6 +75,26 @@ static int cancel_fd_of(const vf_worker_spec *spec)
 
 /* ---- starting and reaping an exec'd worker ----------------------------- */
 
+/* Out of descriptors, memory or processes in the broker itself. */
+static bool local_exhaustion(int err)
+{
+    return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS || err == EAGAIN;
+}
+
+/* A failure to start a worker ("cannot <what>: ..."): VF_WORKER_RUN_LOCAL
+ * with a "local: " detail when it is the broker's own exhaustion, else -1. */
+static int start_failed(int err, const char *what, char *detail, size_t len)
+{
+    if (!local_exhaustion(err)) {
+        snprintf(detail, len, "cannot %s: %s", what, strerror(err));
+        return -1;
+    }
+    snprintf(detail, len, "local: %s in the broker (cannot %s)",
+             err == EMFILE || err == ENFILE ? "too many open files" : err == EAGAIN ? "no process left" : "out of memory",
+             what);
+    return VF_WORKER_RUN_LOCAL;
+}
+
 static int spawn_worker(const vf_worker_spec *spec, int child_fd, pid_t *pid)
 {
     char *argv[] = { (char *)"verifetch-worker", NULL };
@@ -128,10 +148,15 @@ static void note_start(const vf_worker_spec *spec, bool from_zygote, int64_t t0_
     spec->timing->spawn_seconds = (double)(now_us() - t0_us) / 1e6;
 }
 
-static void describe_exit(int status, int killed_by_us, char *detail, size_t len, const char *what)
+/* killed_by_us: at the job's deadline (at_deadline), or after the short
+ * grace a worker that failed us gets to end by itself. */
+static void describe_exit(int status, int killed_by_us, bool at_deadline, char *detail, size_t len,
+                          const char *what)
 {
-    if (killed_by_us)
+    if (killed_by_us && at_deadline)
         snprintf(detail, len, "%s; worker did not finish in time and was killed (fetch budget ran out)", what);
+    else if (killed_by_us)
+        snprintf(detail, len, "%s; worker did not end after failing and was killed", what);
     else if (WIFSIGNALED(status)) {
         const char *d = vf_signal_description(WTERMSIG(status));
         if (d)
@@ -215,19 +240,19 @@ static int check_layers(const vf_worker_spec *spec, vf_result *out, char *detail
  * keep CLOEXEC and the worker would lose fd 3. */
 static int channel(int sv[2], char *detail, size_t len)
 {
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(detail, len, "cannot create worker channel: %s", strerror(errno));
-        return -1;
-    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return start_failed(errno, "create worker channel", detail, len);
     if (sv[1] == VF_WORKER_IPC_FD) {
         int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, VF_WORKER_IPC_FD + 1);
+        int err = errno;
         close(sv[1]);
         sv[1] = moved;
+        errno = err;
     }
     if (sv[1] < 0) {
-        snprintf(detail, len, "cannot create worker channel: %s", strerror(errno));
+        int err = errno;
         close(sv[0]);
-        return -1;
+        return start_failed(err, "create worker channel", detail, len);
     }
     return 0;
 }
@@ -238,14 +263,17 @@ static int run_exec(const vf_worker_spec *spec, const vf_job *job, int pass_fd, 
                     int64_t t0_us, vf_result *out, char *detail, size_t detail_len)
 {
     int sv[2];
-    if (channel(sv, detail, detail_len) != 0)
-        return -1;
+    int failed = channel(sv, detail, detail_len);
+    if (failed)
+        return failed;
     pid_t pid;
     if (spawn_worker(spec, sv[1], &pid) != 0) {
-        snprintf(detail, detail_len, "cannot start worker %s: %s", spec->path, strerror(errno));
+        char what[320];
+        snprintf(what, sizeof what, "start worker %.300s", spec->path);
+        failed = start_failed(errno, what, detail, detail_len);
         close(sv[0]);
         close(sv[1]);
-        return -1;
+        return failed;
     }
     close(sv[1]);
     note_start(spec, false, t0_us);
@@ -274,10 +302,11 @@ static int run_exec(const vf_worker_spec *spec, const vf_job *job, int pass_fd, 
         reap_deadline = kill_at;
     int killed = 0;
     int status = reap(pid, pidfd, reap_deadline, &killed);
+    bool at_deadline = reap_deadline == kill_at;
     if (pidfd >= 0)
         close(pidfd);
     if (rc != 0)
-        describe_exit(status, killed, detail, detail_len, what);
+        describe_exit(status, killed, at_deadline, detail, detail_len, what);
     else
         note_confinement(false, out->layers);
     return rc;
@@ -285,8 +314,8 @@ static int run_exec(const vf_worker_spec *spec, const vf_job *job, int pass_fd, 
 
 /* ---- the zygote path ---------------------------------------------------- */
 
-/* Returns 0/-1 like vf_worker_run, or 1 when the zygote is unavailable and
- * nothing happened yet (the caller falls back to the exec path). The worker
+/* Returns 0/-1/VF_WORKER_RUN_LOCAL like vf_worker_run, or 1 when the zygote
+ * is unavailable and nothing happened yet (the caller falls back to the exec path). The worker
  * was forked (and rehearsed) ahead of time and waits on its job socket, so
  * the job goes to it directly: no process but the worker runs for this fetch. */
 static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd, int64_t kill_at,
@@ -303,7 +332,7 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
     vf_zygote_spawn_rc zr = vf_zygote_take(kill_at, cancel_fd_of(spec), &w, detail, detail_len);
     if (zr != VF_ZYGOTE_SPAWNED) {
         free(buf);
-        return zr == VF_ZYGOTE_UNAVAILABLE ? 1 : -1;
+        return zr == VF_ZYGOTE_UNAVAILABLE ? 1 : zr == VF_ZYGOTE_LOCAL ? VF_WORKER_RUN_LOCAL : -1;
     }
     note_start(spec, true, t0_us);
     char what[200];
@@ -320,12 +349,13 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
     } else if (rc != 0) {
         int status = 0, killed = 0;
         int64_t reap_deadline = vf_now_ms() + FAILED_EXIT_GRACE_ZYGOTE_MS;
-        if (vf_zygote_wait(&w, reap_deadline < kill_at ? reap_deadline : kill_at, &status, &killed) != 0 &&
-            !killed)
+        if (reap_deadline > kill_at)
+            reap_deadline = kill_at;
+        if (vf_zygote_wait(&w, reap_deadline, &status, &killed) != 0 && !killed)
             /* Never "status 0": that would claim a clean exit nobody saw. */
             snprintf(detail, detail_len, "%s; the zygote did not report how the worker ended", what);
         else
-            describe_exit(status, killed, detail, detail_len, what);
+            describe_exit(status, killed, reap_deadline == kill_at, detail, detail_len, what);
     }
     if (rc == 0)
         note_confinement(true, out->layers);
@@ -375,6 +405,6 @@ int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,
     if (rc == 1)
         rc = run_exec(spec, job, pass_fd, kill_at, t0_us, out, detail, detail_len);
     if (rc != 0)
-        return -1;
+        return rc == VF_WORKER_RUN_LOCAL ? rc : -1;
     return check_layers(spec, out, detail, detail_len);
 }

@@ -32,9 +32,15 @@ typedef struct {
                                 * is SIGKILLed and the run returns -1 at once */
 } vf_worker_spec;
 
+/* The broker itself ran out of descriptors or memory starting a worker: its
+ * own fault, not the worker's, the origin's or the provider's. */
+#define VF_WORKER_RUN_LOCAL (-2)
+
 /* 0: *out holds a strictly decoded result (out->layers says how the worker was
  * confined). -1: transport failure, detail says what happened to the worker
  * (killed by a signal, deadline, malformed frame, missing confinement).
+ * VF_WORKER_RUN_LOCAL: no worker could be started here (EMFILE, ENFILE,
+ * ENOMEM...); detail starts "local: ".
  * pass_fd is sent with the job and stays owned by the caller. The worker comes
  * from the zygote when one runs for spec->path, else from posix_spawn. */
 int vf_worker_run(const vf_worker_spec *spec, vf_job *job, int pass_fd,

@@ -81,6 +81,8 @@ typedef enum {
     VF_ZYGOTE_UNAVAILABLE,   /* not running, or it just failed: use posix_spawn */
     VF_ZYGOTE_REFUSED,       /* none became ready before the deadline, or cancel_fd
                               * fired (detail says which) */
+    VF_ZYGOTE_LOCAL,         /* the broker has no descriptors left to take a worker's
+                              * (detail starts "local: "); the worker stays queued */
 } vf_zygote_spawn_rc;
 
 /* A lookup that has waited this long for a zygote worker gets an exec'd one

@@ -3,6 +3,7 @@
 #include "broker/spawn/zygote_client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +67,22 @@ static int next_ready(int ctl, vf_zygote_worker *w)
     }
 }
 
+/* A READY message brings the worker's three descriptors; with no room for
+ * them the kernel would drop them (MSG_CTRUNC) and the worker with them. So
+ * room is checked first, and a broker out of descriptors leaves it queued. */
+static bool room_for_a_worker(int ctl, int *err)
+{
+    int spare[3];
+    size_t n = 0;
+    for (; n < 3; n++)
+        if ((spare[n] = fcntl(ctl, F_DUPFD_CLOEXEC, 0)) < 0)
+            break;
+    *err = n < 3 ? errno : 0;
+    while (n > 0)
+        close(spare[--n]);
+    return *err == 0;
+}
+
 /* Tells the zygote to fork a replacement and until when this worker may run:
  * then the zygote kills it even if we have long moved on. */
 static void claim(vf_zygote_worker *w, int64_t kill_at_ms)
@@ -94,6 +111,13 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
     const int64_t overflow_at = vf_now_ms() + VF_ZYGOTE_OVERFLOW_MS;
     vf_zygote_spawn_rc rc = VF_ZYGOTE_UNAVAILABLE;
     for (;;) {
+        int err = 0;
+        if (!room_for_a_worker(g->ctl, &err) && (err == EMFILE || err == ENFILE || err == ENOMEM)) {
+            snprintf(detail, detail_len, "local: %s in the broker (cannot take a worker from the zygote)",
+                     err == ENOMEM ? "out of memory" : "too many open files");
+            rc = VF_ZYGOTE_LOCAL;
+            break;
+        }
         /* -1: closed under us or dead; the supervisor replaces it, we fall back. */
         int got = atomic_load(&g->failed) ? -1 : next_ready(g->ctl, w);
         if (got > 0 && !gen_alive(g)) {
@@ -153,8 +177,8 @@ int vf_zygote_wait(vf_zygote_worker *w, int64_t deadline_ms, int *wstatus, int *
             *wstatus = m.wstatus;
             return 0;
         }
-        if (n >= 0)
-            return -1; /* EOF or nonsense: the zygote is gone */
+        if (n >= 0 || vf_now_ms() < deadline_ms)
+            return -1; /* EOF, reset or nonsense before the deadline: the zygote is gone */
         if (phase == 0) {
             pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0);
             *killed = 1;

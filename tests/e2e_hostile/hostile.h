@@ -66,6 +66,7 @@ typedef struct {
     char *body;         /* NUL-terminated, never NULL after hh_lookups */
     size_t body_len;
     double elapsed_ms;
+    double started_ms;  /* hx_now_ms() when the request began */
 } hh_reply;
 
 /* Body of lookup i (malloc'd; freed by the client). */

@@ -75,6 +75,7 @@ static void one_lookup(CURL *c, batch *b, size_t i)
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
     double t0 = hx_now_ms();
+    r->started_ms = t0;
     r->curl_code = (int)curl_easy_perform(c);
     r->elapsed_ms = hx_now_ms() - t0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);

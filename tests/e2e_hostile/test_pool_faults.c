@@ -1,0 +1,309 @@
+/* E2E: the worker pool under faults, through the real broker and real
+ * workers (issue 14). The zygote killed (SIGKILL) or frozen (SIGSTOP) while
+ * 16 clients run lookups: every lookup is answered within its deadline, the
+ * supervisor restarts the zygote (seen in /v1/health) and lookups are served
+ * by a zygote worker again. The broker out of descriptors when it starts a
+ * worker: the attempt says the cause is local and no circuit is charged. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "hostile.h"
+#include "serving_common.h"
+#include "test_common.h"
+
+TestSuite(pool_faults, .init = hx_setup, .fini = hx_teardown, .timeout = 120);
+
+static hx_origin origin;
+static hx_broker broker;
+
+#define CLIENTS 16
+#define SLOTS 8
+#define TIMEOUT_MS 8000
+#define MAX_LOOKUPS 4000
+
+/* ---- /v1/health's zygote ------------------------------------------------------ */
+
+typedef struct {
+    bool up;
+    long pid, restarts;
+    char source[64];   /* confinement_source: who ran the last worker */
+} zygote_view;
+
+static zygote_view zygote_now(void)
+{
+    zygote_view v = { 0 };
+    hx_response r = hx_request(&broker, "GET", "/v1/health", NULL, 0);
+    cr_assert_eq(r.status, 200, "health: HTTP %ld", r.status);
+    json_t *z = json_object_get(json_object_get(r.json, "pool"), "zygote");
+    cr_assert(json_is_object(z), "health has no pool.zygote: %s", r.body);
+    v.up = json_is_true(json_object_get(z, "up"));
+    v.pid = (long)json_integer_value(json_object_get(z, "pid"));
+    v.restarts = (long)json_integer_value(json_object_get(z, "restarts"));
+    snprintf(v.source, sizeof v.source, "%s", json_string_value(json_object_get(r.json, "confinement_source")));
+    hx_response_free(&r);
+    return v;
+}
+
+/* Until health shows a zygote up under a pid other than old; ms, or -1. */
+static double until_replaced(long old, double within_ms, zygote_view *v)
+{
+    double t0 = hx_now_ms();
+    while (hx_now_ms() - t0 < within_ms) {
+        *v = zygote_now();
+        if (v->up && v->pid > 0 && v->pid != old)
+            return hx_now_ms() - t0;
+        usleep(20 * 1000);
+    }
+    return -1;
+}
+
+/* ---- load ------------------------------------------------------------------- */
+
+static char *page_body(size_t i, void *arg)
+{
+    (void)arg;
+    char *body = NULL, path[64], url[256];
+    snprintf(path, sizeof path, "/slow?ms=200&i=%zu", i);
+    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, path, url, sizeof url)) < 0)
+        return NULL;
+    return body;
+}
+
+typedef struct {
+    double until_ms;   /* wall clock (hx_now_ms) after which no lookup starts */
+    size_t issued;
+    hh_reply replies[MAX_LOOKUPS];
+} load;
+
+static void *run_load(void *arg)
+{
+    load *l = arg;
+    l->issued = hh_lookups_until(broker.socket_path, MAX_LOOKUPS, CLIENTS, page_body, NULL, TIMEOUT_MS + 10000,
+                                 l->until_ms, l->replies);
+    return NULL;
+}
+
+typedef struct {
+    size_t ok, failed, unanswered;
+    size_t failed_later;   /* failed though begun well after the fault */
+    size_t misdescribed;   /* blamed on the fetch budget */
+    double slowest_ms;
+} tally;
+
+/* Every reply: an HTTP answer within the lookup's deadline (+ 3 s for a
+ * loaded host), a ToolResult that succeeded or says why it failed. Failures
+ * are only allowed for lookups already running when the old zygote's
+ * workers died (killed_at: the SIGKILL, or the supervisor replacing a
+ * stopped zygote). */
+static tally count(load *l, const char *what, double killed_at)
+{
+    tally t = { 0 };
+    for (size_t i = 0; i < l->issued; i++) {
+        hh_reply *r = &l->replies[i];
+        if (r->elapsed_ms > t.slowest_ms)
+            t.slowest_ms = r->elapsed_ms;
+        if (r->status != 200) {
+            if (t.unanswered++ < 3)
+                cr_log_error("%s: lookup %zu: HTTP %ld curl %d after %.0f ms: %.200s", what, i, r->status,
+                             r->curl_code, r->elapsed_ms, r->body);
+            continue;
+        }
+        if (strstr(r->body, "\"status\":\"success\"")) {
+            t.ok++;
+            continue;
+        }
+        t.failed++;
+        bool later = r->started_ms > killed_at + 250;
+        t.failed_later += later;
+        const char *detail = strstr(r->body, "\"detail\":");
+        /* The fault, not the fetch budget (8 s, far off), ended them. */
+        t.misdescribed += detail && strstr(detail, "fetch budget ran out") != NULL;
+        cr_log_info("%s: lookup %zu failed, begun %+.0f ms from the workers' death, after %.0f ms: %.200s", what,
+                    i, r->started_ms - killed_at, r->elapsed_ms, detail ? detail : r->body);
+    }
+    return t;
+}
+
+static void free_load(load *l)
+{
+    for (size_t i = 0; i < l->issued; i++)
+        hh_reply_free(&l->replies[i]);
+}
+
+/* Successful lookups finished per second between from and to (hx_now_ms). */
+static double rate(const load *l, double from, double to)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->issued; i++) {
+        const hh_reply *r = &l->replies[i];
+        double done = r->started_ms + r->elapsed_ms;
+        n += done >= from && done < to && r->status == 200 && strstr(r->body, "\"status\":\"success\"");
+    }
+    return (double)n / ((to - from) / 1000.0);
+}
+
+/* The fault, then: answers for all, the zygote back, a zygote worker again. */
+static void fault_under_load(int sig, unsigned stop_ms)
+{
+    sv_start(&origin, &broker, SLOTS, TIMEOUT_MS);
+    zygote_view before = zygote_now();
+    cr_assert(before.up && before.pid > 0, "no zygote at start");
+    static load l;
+    memset(&l, 0, sizeof l);
+    double t0 = hx_now_ms();
+    l.until_ms = t0 + 6000 + stop_ms;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, run_load, &l), 0);
+    usleep(2000 * 1000);
+    cr_assert_eq(kill((pid_t)before.pid, sig), 0);
+    double fault_at = hx_now_ms();
+    zygote_view after;
+    double back_ms = until_replaced(before.pid, 10000, &after);   /* a stopped one is replaced too */
+    double back_at = hx_now_ms();
+    if (stop_ms) {
+        double left = fault_at + stop_ms - hx_now_ms();
+        if (left > 0)
+            usleep((useconds_t)(left * 1000));
+        kill((pid_t)before.pid, SIGCONT);   /* if the supervisor has not killed it already */
+    }
+    pthread_join(t, NULL);
+    double rate_before = rate(&l, t0 + 500, fault_at), rate_after = rate(&l, back_at, l.until_ms);
+    tally all = count(&l, sig == SIGKILL ? "SIGKILL" : "SIGSTOP", sig == SIGKILL ? fault_at : back_at);
+    cr_log_info("%s zygote %ld under %d clients: %zu lookups, %zu ok, %zu failed, %zu unanswered, slowest %.0f ms; "
+                "replaced by pid %ld (restarts %ld) %.0f ms after the fault began; %.0f ok/s before, %.0f ok/s "
+                "after it was back",
+                sig == SIGKILL ? "SIGKILL" : "SIGSTOP", before.pid, CLIENTS, l.issued, all.ok, all.failed,
+                all.unanswered, all.slowest_ms, after.pid, after.restarts, back_ms, rate_before, rate_after);
+    free_load(&l);
+    cr_assert_eq(all.unanswered, 0, "%zu lookups got no HTTP answer", all.unanswered);
+    cr_assert_leq(all.slowest_ms, TIMEOUT_MS + 3000.0, "a lookup took %.0f ms (deadline %d ms)", all.slowest_ms,
+                  TIMEOUT_MS);
+    cr_assert_leq(all.failed, SLOTS, "%zu lookups failed: more than were in flight on the zygote's workers",
+                  all.failed);
+    cr_assert_eq(all.misdescribed, 0, "%zu lookups ended by the fault blame the fetch budget", all.misdescribed);
+    cr_assert_eq(all.failed_later, 0, "%zu lookups begun after the old zygote's workers died failed",
+                 all.failed_later);
+    cr_assert_geq(back_ms, 0, "the zygote was not replaced within 10 s: %s", hx_broker_log(&broker));
+    cr_assert_geq(after.restarts, 1);
+    /* Lookups are served by a zygote worker again. */
+    char url[256];
+    hx_response r = hx_lookup(&broker, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, "/page", url, sizeof url));
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body, "\"status\":\"success\""), "%s", r.body);
+    hx_response_free(&r);
+    zygote_view last = zygote_now();
+    cr_assert_str_eq(last.source, "last worker (zygote)", "after the restart, workers still come from %s",
+                     last.source);
+    cr_assert_eq(last.pid, after.pid);
+    hx_assert_no_sanitizer_report(&broker);
+}
+
+Test(pool_faults, zygote_killed_under_load_is_restarted_and_every_lookup_answered)
+{
+    fault_under_load(SIGKILL, 0);
+}
+
+Test(pool_faults, zygote_stopped_under_load_is_replaced_and_every_lookup_answered)
+{
+    fault_under_load(SIGSTOP, 4000);
+}
+
+/* ---- the broker out of descriptors at worker spawn ------------------------------ */
+
+static long circuit_state(void)
+{
+    hx_response m = hx_request(&broker, "GET", "/metrics", NULL, 0);
+    cr_assert_eq(m.status, 200);
+    static const char series[] = "verifetch_circuit_state{tenant=\"serving\",provider=\"direct\"} ";
+    const char *at = strstr(m.body, series);
+    cr_assert_not_null(at, "no circuit gauge for direct:\n%s", m.body);
+    long v = strtol(at + sizeof series - 1, NULL, 10);
+    hx_response_free(&m);
+    return v;
+}
+
+static void set_fd_limit(rlim_t soft)
+{
+    struct rlimit now;
+    cr_assert_eq(prlimit(broker.pid, RLIMIT_NOFILE, NULL, &now), 0);
+    now.rlim_cur = soft;
+    cr_assert_eq(prlimit(broker.pid, RLIMIT_NOFILE, &now, NULL), 0, "prlimit: %s", strerror(errno));
+}
+
+/* The detail of the lookup's one attempt (malloc'd), or NULL on success. */
+static char *attempt_detail(const hx_response *r)
+{
+    cr_assert_eq(r->status, 200, "HTTP %ld: %s", r->status, r->body);
+    if (strstr(r->body, "\"status\":\"success\""))
+        return NULL;
+    json_t *receipt = hx_receipt(r);
+    const char *d = json_string_value(json_object_get(json_array_get(json_object_get(receipt, "attempts_log"), 0),
+                                                      "detail"));
+    return strdup(d ? d : r->body);
+}
+
+/* With only k descriptors left to the broker (k = 1..10, its soft
+ * RLIMIT_NOFILE lowered live with prlimit), lookups fail where the broker
+ * runs out: every failure says it is local, one of them at the worker's
+ * start (spawn_step), and the provider's circuit (2 failures open it) stays
+ * closed. With the limit back, the next lookup is served; two failures that
+ * are the origin's (a closed port) do open the circuit. */
+static void fd_exhaustion_at_spawn(const char *worker_extra, const char *spawn_step)
+{
+    static char conf[SV_CONF_MAX];
+    hx_origin_start(&origin, NULL, NULL);
+    sv_config_body(conf, 4, 5000, worker_extra, "circuit = { failure_threshold = 2; cooldown_ms = 600000; };");
+    hh_broker_start(&broker, conf);
+    struct rlimit orig;
+    cr_assert_eq(prlimit(broker.pid, RLIMIT_NOFILE, NULL, &orig), 0);
+    char url[256];
+    hx_origin_url(&origin, false, "/page", url, sizeof url);
+    size_t local = 0, at_spawn = 0, served = 0;
+    for (rlim_t k = 1; k <= 10; k++) {
+        hh_usage idle = hh_usage_steady(broker.pid, 2000);
+        set_fd_limit((rlim_t)idle.fds + k);
+        hx_response r = hx_lookup(&broker, "{\"url\": \"%s\"}", url);
+        set_fd_limit(orig.rlim_cur);
+        char *detail = attempt_detail(&r);
+        hx_response_free(&r);
+        cr_log_info("%lu fds left: %s", (unsigned long)k, detail ? detail : "served");
+        if (!detail) {
+            served++;
+            continue;
+        }
+        cr_assert(strncmp(detail, "local: ", 7) == 0, "with %lu fds left, a failure not called local: %s",
+                  (unsigned long)k, detail);
+        local++;
+        at_spawn += strstr(detail, spawn_step) != NULL;
+        free(detail);
+    }
+    cr_assert_gt(at_spawn, 0, "no lookup failed at \"%s\" (%zu local failures, %zu served)\n%s", spawn_step, local,
+                 served, hx_broker_log(&broker));
+    cr_assert_gt(served, 0, "no lookup was served even with 10 fds left");
+    cr_assert_eq(circuit_state(), 0, "%zu local failures opened the provider's circuit", local);
+    hx_response ok = hx_lookup(&broker, "{\"url\": \"%s\"}", url);
+    char *after = attempt_detail(&ok);
+    cr_assert_null(after, "with the limit back: %s", after);
+    hx_response_free(&ok);
+    char closed[128];
+    snprintf(closed, sizeof closed, "http://127.0.0.1:%d/", hx_closed_port());
+    for (int i = 0; i < 2; i++) {
+        hx_response bad = hx_lookup(&broker, "{\"url\": \"%s\"}", closed);
+        hx_response_free(&bad);
+    }
+    cr_assert_eq(circuit_state(), 1, "two origin failures did not open the circuit: this test proves nothing");
+    hx_assert_no_sanitizer_report(&broker);
+}
+
+Test(pool_faults, fd_exhaustion_taking_a_zygote_worker_is_a_local_cause)
+{
+    fd_exhaustion_at_spawn("", "cannot take a worker from the zygote");
+}
+
+Test(pool_faults, fd_exhaustion_starting_an_exec_worker_is_a_local_cause)
+{
+    fd_exhaustion_at_spawn("zygote = false;", "(cannot ");   /* create worker channel / start worker */
+}
