@@ -79,6 +79,51 @@ static int add_base64(vf_mask_forms *m, const char *s)
     return rc;
 }
 
+/* The key inside a longer base64 text (a page's bytes in base64, say):
+ * wherever it starts, the groups that hold only its bytes encode one of
+ * three strings, its bytes from offset 0, 1 or 2 cut to whole groups.
+ * Masking these keeps a base64 page from decoding to the key. Too short a
+ * core could match by chance, so a key needs 12 bytes past the offset. */
+#define BASE64_CORE_MIN_BYTES 12
+
+static int add_base64_cores(vf_mask_forms *m, const char *s)
+{
+    size_t len = strlen(s);
+    int rc = 0;
+    for (size_t d = 0; d < 3 && rc == 0; d++) {
+        size_t whole = len > d ? (len - d) / 3 * 3 : 0;
+        if (whole < BASE64_CORE_MIN_BYTES)
+            continue;
+        char *core = malloc(4 * whole / 3 + 1);
+        if (!core)
+            return -1;
+        int n = EVP_EncodeBlock((unsigned char *)core, (const unsigned char *)s + d, (int)whole);
+        rc = add(m, core, (size_t)n);
+        for (int i = 0; i < n; i++)
+            core[i] = core[i] == '+' ? '-' : core[i] == '/' ? '_' : core[i];
+        if (rc == 0)
+            rc = add(m, core, (size_t)n);
+        explicit_bzero(core, (size_t)n);
+        free(core);
+    }
+    return rc;
+}
+
+/* The key's base64 (a Basic header's value, say) echoed inside a page that
+ * itself travels as base64: the cores of that text too. */
+static int add_base64_of_base64_cores(vf_mask_forms *m, const char *s)
+{
+    size_t len = strlen(s);
+    char *std = malloc(4 * ((len + 2) / 3) + 1);
+    if (!std)
+        return -1;
+    EVP_EncodeBlock((unsigned char *)std, (const unsigned char *)s, (int)len);
+    int rc = add_base64_cores(m, std);
+    explicit_bzero(std, strlen(std));
+    free(std);
+    return rc;
+}
+
 /* Escaped spellings a provider's serializer may reflect and the worker's
  * decoder would turn back into the key: JSON ("\/", "\u002b" in either hex
  * case, as PHP and .NET emit) and HTML character references, decimal
@@ -152,7 +197,8 @@ int vf_mask_forms_build(vf_mask_forms *m, const char *const *secrets, size_t n_s
         if (!s || !*s)
             continue;
         if (add(m, s, strlen(s)) != 0 || add_percent(m, s, "0123456789ABCDEF") != 0 ||
-            add_percent(m, s, "0123456789abcdef") != 0 || add_base64(m, s) != 0 ||
+            add_percent(m, s, "0123456789abcdef") != 0 || add_base64(m, s) != 0 || add_base64_cores(m, s) != 0 ||
+            add_base64_of_base64_cores(m, s) != 0 ||
             add_all_escaped(m, s) != 0) {
             vf_mask_forms_free(m);
             return -1;

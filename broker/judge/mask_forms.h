@@ -1,6 +1,7 @@
 /* The literal byte strings the credential proxy masks in provider responses:
  * each key raw, percent-encoded (upper and lower hex) and base64 (standard
- * and URL-safe, padded and not). Built once at broker start. */
+ * and URL-safe, padded and not, and the cores any base64 text holding the
+ * key contains). Built once at broker start. */
 #ifndef VERIFETCH_MASK_FORMS_H
 #define VERIFETCH_MASK_FORMS_H
 

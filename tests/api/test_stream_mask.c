@@ -1,5 +1,7 @@
 /* Same-length masking of secrets in the provider stream, across read boundaries. */
 #include <criterion/criterion.h>
+#include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,5 +86,60 @@ Test(stream_mask, masks_every_case_and_padding_of_html_references)
         free(rest);
         vf_stream_mask_free(&m);
     }
+    vf_mask_forms_free(&forms);
+}
+
+/* Masks the whole of in with forms; the result has in's length. */
+static char *mask_all(const vf_mask_forms *forms, const char *in)
+{
+    vf_stream_mask m;
+    vf_stream_mask_init(&m, (const char *const *)forms->forms, forms->lens, forms->n);
+    char *out, *rest;
+    size_t out_len, rest_len;
+    cr_assert_eq(vf_stream_mask_feed(&m, in, strlen(in), &out, &out_len), 0);
+    vf_stream_mask_finish(&m, &rest, &rest_len);
+    char *all = malloc(out_len + rest_len + 1);
+    memcpy(all, out, out_len);
+    memcpy(all + out_len, rest, rest_len);
+    all[out_len + rest_len] = '\0';
+    free(out);
+    free(rest);
+    vf_stream_mask_free(&m);
+    return all;
+}
+
+/* A page that travels as base64 (Zyte's httpResponseBody) and quotes the
+ * key, or the base64 of "key:" (a Basic header), at any offset: after the
+ * mask, decoding the text ('*' as zero bits, as the worker does) yields
+ * neither. */
+Test(stream_mask, masks_a_key_inside_a_base64_page_at_every_alignment)
+{
+    const char *key = "k3y_With-32bytes/of+entropy.0123";
+    char pair[64], pair_b64[96];
+    snprintf(pair, sizeof pair, "%s:", key);
+    EVP_EncodeBlock((unsigned char *)pair_b64, (const unsigned char *)pair, (int)strlen(pair));
+    const char *secrets[] = { key, pair };
+    vf_mask_forms forms;
+    cr_assert_eq(vf_mask_forms_build(&forms, secrets, 2), 0);
+    for (int quoted = 0; quoted < 2; quoted++)
+        for (size_t offset = 0; offset < 6; offset++) {
+            char page[256];
+            snprintf(page, sizeof page, "%.*s<p>%s</p> the rest of the page", (int)offset, "xxxxxx",
+                     quoted ? pair_b64 : key);
+            char b64[512];
+            EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)page, (int)strlen(page));
+            char *masked = mask_all(&forms, b64);
+            cr_assert(strchr(masked, '*'), "offset %zu: nothing masked in %s", offset, masked);
+            for (char *p = masked; *p; p++)
+                *p = *p == '*' ? 'A' : *p;
+            unsigned char decoded[512];
+            int n = EVP_DecodeBlock(decoded, (const unsigned char *)masked, (int)strlen(masked));
+            cr_assert_gt(n, 0);
+            const char *needle = quoted ? pair_b64 : key;
+            cr_assert_null(memmem(decoded, (size_t)n, needle, strlen(needle)), "offset %zu: %s survived", offset,
+                           needle);
+            cr_assert_not_null(memmem(decoded, (size_t)n, "the rest of the page", 20), "the page around it survives");
+            free(masked);
+        }
     vf_mask_forms_free(&forms);
 }
