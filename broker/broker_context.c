@@ -7,22 +7,27 @@
 #include "broker/spawn/confinement.h"
 #include "broker/lookup/tls_upstream.h"
 
-/* Every configured key, for redaction and for masking provider streams. */
+/* Every configured key, for redaction and for masking provider streams;
+ * an HTTP Basic "user:password" pair too, so its base64 (the header's
+ * value, which an echo may quote) is masked as a whole. */
 static const char **collect_secrets(const vf_config *cfg, size_t *n)
 {
-    *n = 0;
+    size_t cap = 0;
     for (size_t t = 0; t < cfg->n_tenants; t++)
-        for (size_t p = 0; p < cfg->tenants[t].n_providers; p++)
-            if (cfg->tenants[t].providers[p].secret)
-                (*n)++;
-    const char **secrets = calloc(*n ? *n : 1, sizeof *secrets);
+        cap += 2 * cfg->tenants[t].n_providers;
+    const char **secrets = calloc(cap ? cap : 1, sizeof *secrets);
     if (!secrets)
         return NULL;
     size_t k = 0;
     for (size_t t = 0; t < cfg->n_tenants; t++)
-        for (size_t p = 0; p < cfg->tenants[t].n_providers; p++)
-            if (cfg->tenants[t].providers[p].secret)
-                secrets[k++] = cfg->tenants[t].providers[p].secret;
+        for (size_t p = 0; p < cfg->tenants[t].n_providers; p++) {
+            const vf_provider_config *pc = &cfg->tenants[t].providers[p];
+            if (pc->secret)
+                secrets[k++] = pc->secret;
+            if (pc->basic_pair)
+                secrets[k++] = pc->basic_pair;
+        }
+    *n = k;
     return secrets;
 }
 

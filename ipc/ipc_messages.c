@@ -29,10 +29,10 @@ static vf_ipc_err check_render(uint32_t render)
 /* vf_job                                                                     */
 
 enum { J_V, J_URL, J_IP, J_PORT, J_TIMEOUT, J_MAX_BODY, J_CA, J_MODE, J_POINTER,
-       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_RENDER, J_TITLE_POINTER, J_COUNT };
+       J_HEADERS, J_HOOK, J_CA_PRELOADED, J_BPF, J_REQUIRE, J_RENDER, J_TITLE_POINTER, J_FIELD, J_COUNT };
 static const char *const job_keys[J_COUNT] = {
     "v", "url", "ip", "port", "timeout_ms", "max_body", "ca", "mode", "pointer",
-    "headers", "hook", "ca_preloaded", "bpf", "require", "render", "title_pointer",
+    "headers", "hook", "ca_preloaded", "bpf", "require", "render", "title_pointer", "field",
 };
 #define JOB_REQUIRED ((1u << J_V) | (1u << J_URL) | (1u << J_IP) | (1u << J_PORT) | \
                       (1u << J_TIMEOUT) | (1u << J_MAX_BODY) | (1u << J_MODE))
@@ -86,6 +86,10 @@ static vf_ipc_err set_job_field(void *out, size_t slot, const msgpack_object *va
         err = ipc_take_uint(val, 0, VF_RENDER_ALL, &u);
         job->render = (uint32_t)u;
         return err == VF_IPC_OK && check_render(job->render) != VF_IPC_OK ? VF_IPC_ERR_RANGE : err;
+    case J_FIELD:
+        err = ipc_take_uint(val, 0, VF_FIELD_ALL, &u);
+        job->field = (uint32_t)u;
+        return err;
     }
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
@@ -115,6 +119,10 @@ vf_ipc_err vf_job_decode(const void *buf, size_t len, vf_job *out, const char **
     }
     if (err == VF_IPC_OK && out->mode != VF_MODE_JSON && out->title_pointer != NULL) {
         *field = "title_pointer";
+        err = VF_IPC_ERR_RANGE;
+    }
+    if (err == VF_IPC_OK && out->mode != VF_MODE_JSON && out->field != 0) {
+        *field = "field";
         err = VF_IPC_ERR_RANGE;
     }
     /* Two CA sources would leave the worker guessing which one it trusts. */
@@ -261,7 +269,8 @@ static vf_ipc_err check_job(const vf_job *job)
     if (job->mode != VF_MODE_RAW && job->mode != VF_MODE_JSON)
         return VF_IPC_ERR_RANGE;
     if ((job->mode == VF_MODE_JSON && job->json_pointer == NULL) ||
-        (job->mode != VF_MODE_JSON && job->title_pointer != NULL))
+        (job->mode != VF_MODE_JSON && (job->title_pointer != NULL || job->field != 0)) ||
+        (job->field & ~VF_FIELD_ALL))
         return VF_IPC_ERR_RANGE;
     if (job->ca_pem == NULL && job->ca_pem_len > 0)
         return VF_IPC_ERR_RANGE;
@@ -294,7 +303,8 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
 
     uint32_t n_keys = 7 + (job->ca_pem != NULL) + (job->json_pointer != NULL) + (job->title_pointer != NULL) +
                       (job->n_headers > 0) + (job->test_hook != NULL) + job->ca_preloaded +
-                      (job->bpf != NULL) + (job->required_layers != 0) + (job->render != 0);
+                      (job->bpf != NULL) + (job->required_layers != 0) + (job->render != 0) +
+                      (job->field != 0);
     ipc_encoder e;
     ipc_enc_init(&e);
     ipc_enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
@@ -329,6 +339,8 @@ vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len)
         ipc_put_uint(&e, "require", job->required_layers);
     if (job->render != 0)
         ipc_put_uint(&e, "render", job->render);
+    if (job->field != 0)
+        ipc_put_uint(&e, "field", job->field);
     return ipc_enc_finish(&e, VF_IPC_MAX_JOB_FRAME, buf, len);
 }
 

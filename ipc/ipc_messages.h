@@ -43,9 +43,15 @@ typedef enum { VF_MODE_RAW = 0, VF_MODE_JSON = 1 } vf_response_mode;
 #define VF_RENDER_LINKS_LIST (1u << 3)  /* numbered references after the text */
 #define VF_RENDER_ALL        0xFu
 
+/* JSON mode: what the string the pointer finds holds ("field" in the job;
+ * 0 = the page's text as is). */
+#define VF_FIELD_HTML   (1u << 0)  /* an HTML page, rendered like a fetched one */
+#define VF_FIELD_BASE64 (1u << 1)  /* the page's bytes in base64 (RFC 4648) */
+#define VF_FIELD_ALL    0x3u
+
 /* Broker -> worker: fetch one URL over the fd passed with this frame.
  * Map keys: v, url, ip, port, timeout_ms, max_body, ca, ca_preloaded, mode, pointer,
- * headers, hook, bpf, require, render, title_pointer. */
+ * headers, hook, bpf, require, render, title_pointer, field. */
 typedef struct {
     char *url;               /* "v" 1; "url": str, http(s) URL of this hop (required) */
     char *connect_ip;        /* "ip": str, vetted address the passed fd is connected to (required) */
@@ -69,6 +75,7 @@ typedef struct {
     uint32_t required_layers;/* "require": uint VF_LAYER_* mask, optional: refuse to fetch
                               * unless all of these were applied */
     uint32_t render;         /* "render": uint VF_RENDER_* mask, optional (absent = 0) */
+    uint32_t field;          /* "field": uint VF_FIELD_* mask, optional, json mode only */
 } vf_job;
 
 /* Worker -> broker: what came back. Map keys: v, terr, malformed, detail, status,

@@ -41,11 +41,14 @@ typedef struct {
     char *cred_header;       /* header carrying the key, or NULL */
     char *cred_format;       /* header value template with "{key}", default "{key}" */
     char *cred_query;        /* query parameter carrying the key, or NULL */
+    char *basic_pair;        /* HTTP Basic: credential.basic with the key in, "user:password"
+                              * (sent as "Authorization: Basic <base64>"); secret like the key */
     char *key_origin;        /* "file /etc/..." or "env NAME": for messages, never the key */
     char *secret;            /* the loaded key; NULL for direct */
     vf_response_mode mode;   /* raw page or JSON with a pointer */
     char *json_pointer;      /* RFC 6901, when mode == VF_MODE_JSON */
     char *title_pointer;     /* RFC 6901, optional with VF_MODE_JSON: the page title (metadata) */
+    uint32_t json_field;     /* VF_FIELD_* (ipc_messages.h): what the pointed-to string holds */
     double cost_per_call;    /* for cost ordering (issue 4), default 0 */
     vf_provider_quota quota; /* fleet-wide per key (broker/fleet); all-zero = unlimited */
 } vf_provider_config;

@@ -17,9 +17,9 @@ static const char *const provider_members[] = {
     "quota", NULL,
 };
 static const char *const credential_members[] = {
-    "header", "query", "format", "key_file", "key_env", NULL,
+    "header", "query", "basic", "format", "key_file", "key_env", NULL,
 };
-static const char *const response_members[] = { "mode", "pointer", "title", NULL };
+static const char *const response_members[] = { "mode", "pointer", "title", "content", "encoding", NULL };
 
 static size_t count_occurrences(const char *haystack, const char *needle)
 {
@@ -134,6 +134,19 @@ static int member_string(vf_cfg_ctx *ctx, const config_setting_t *group, const c
     return vf_cfg_get_string(ctx, *at, path, max_len, value) == 0 ? 1 : -1;
 }
 
+/* NULL when credential.basic is a usable "user:password" template, else why not. */
+static const char *basic_problem(const char *basic)
+{
+    for (const char *p = basic; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            return "must be printable ASCII";
+    if (count_occurrences(basic, "{key}") != 1)
+        return "must contain {key} exactly once";
+    if (!strchr(basic, ':'))
+        return "must read \"user:password\" (\"{key}:\" sends the key as the user name, empty password)";
+    return NULL;
+}
+
 static int parse_credential(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
                             vf_provider_config *out)
 {
@@ -158,9 +171,24 @@ static int parse_credential(vf_cfg_ctx *ctx, const config_setting_t *s, const ch
     int has_env = member_string(ctx, s, where, "key_env", ENV_NAME_MAX + 1, &env_at, &env);
     if (has_env < 0)
         return -1;
+    const config_setting_t *basic_at;
+    const char *basic = NULL;
+    int has_basic = member_string(ctx, s, where, "basic", FORMAT_MAX, &basic_at, &basic);
+    if (has_basic < 0)
+        return -1;
 
-    if (has_header + has_query != 1)
-        return vf_cfg_fail(ctx, s, where, "set exactly one of header or query");
+    if (has_header + has_query + has_basic != 1)
+        return vf_cfg_fail(ctx, s, where, "set exactly one of header, query or basic");
+    if (has_basic && has_format) {
+        vf_cfg_join(path, where, "format");
+        return vf_cfg_fail(ctx, format_at, path, "only valid with header (basic is its own format)");
+    }
+    if (has_basic) {
+        vf_cfg_join(path, where, "basic");
+        const char *why_not = basic_problem(basic);
+        if (why_not)
+            return vf_cfg_fail(ctx, basic_at, path, "%s", why_not);
+    }
     if (has_file + has_env != 1)
         return vf_cfg_fail(ctx, s, where, "set exactly one of key_file or key_env");
     if (has_header && !valid_header_name(header)) {
@@ -211,7 +239,47 @@ static int parse_credential(vf_cfg_ctx *ctx, const config_setting_t *s, const ch
         return -1;
     if (has_query && dup_into(ctx, s, where, query, &out->cred_query) != 0)
         return -1;
+    if (has_basic) {
+        const char *at = strstr(basic, "{key}");
+        if (asprintf(&out->basic_pair, "%.*s%s%s", (int)(at - basic), basic, out->secret, at + 5) < 0) {
+            out->basic_pair = NULL;
+            return vf_cfg_fail(ctx, s, where, "out of memory");
+        }
+    }
     return 0;
+}
+
+/* response.content ("text" | "html") and response.encoding ("none" |
+ * "base64"): what the string the pointer finds holds. 1 when either is
+ * set (*at the last one), 0 when neither, -1 on error. */
+static int parse_field(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where, uint32_t *field,
+                       const config_setting_t **at)
+{
+    static const struct {
+        const char *member, *plain, *special;
+        uint32_t bit;
+    } parts[] = { { "content", "text", "html", VF_FIELD_HTML }, { "encoding", "none", "base64", VF_FIELD_BASE64 } };
+    int any = 0;
+    *field = 0;
+    for (size_t i = 0; i < 2; i++) {
+        char path[VF_CFG_PATH_MAX];
+        const config_setting_t *here;
+        const char *v;
+        int has = member_string(ctx, s, where, parts[i].member, VF_CFG_STRING_MAX, &here, &v);
+        if (has < 0)
+            return -1;
+        if (!has)
+            continue;
+        any = 1;
+        *at = here;
+        if (strcmp(v, parts[i].special) == 0)
+            *field |= parts[i].bit;
+        else if (strcmp(v, parts[i].plain) != 0) {
+            vf_cfg_join(path, where, parts[i].member);
+            return vf_cfg_fail(ctx, here, path, "must be \"%s\" or \"%s\"", parts[i].plain, parts[i].special);
+        }
+    }
+    return any;
 }
 
 static int parse_response(vf_cfg_ctx *ctx, const config_setting_t *s, const char *where,
@@ -230,13 +298,23 @@ static int parse_response(vf_cfg_ctx *ctx, const config_setting_t *s, const char
     int has_title = member_string(ctx, s, where, "title", VF_IPC_MAX_POINTER, &title_at, &title);
     if (has_pointer < 0 || has_title < 0)
         return -1;
+    const config_setting_t *field_at = NULL;
+    int has_field = parse_field(ctx, s, where, &out->json_field, &field_at);
+    if (has_field < 0)
+        return -1;
     if (strcmp(mode, "raw") == 0) {
         out->mode = VF_MODE_RAW;
-        if (has_pointer || has_title) {
-            vf_cfg_join(path, where, has_pointer ? "pointer" : "title");
-            return vf_cfg_fail(ctx, has_pointer ? pointer_at : title_at, path, "only valid with mode \"json\"");
+        if (has_pointer || has_title || has_field) {
+            const char *name = has_pointer ? "pointer" : has_title ? "title" : config_setting_name(field_at);
+            vf_cfg_join(path, where, name);
+            return vf_cfg_fail(ctx, has_pointer ? pointer_at : has_title ? title_at : field_at, path,
+                               "only valid with mode \"json\"");
         }
         return 0;
+    }
+    if (has_title && (out->json_field & VF_FIELD_HTML)) {
+        vf_cfg_join(path, where, "title");
+        return vf_cfg_fail(ctx, title_at, path, "not with content \"html\" (the page's own title is used)");
     }
     if (strcmp(mode, "json") != 0) {
         vf_cfg_join(path, where, "mode");
@@ -351,6 +429,7 @@ void vf_cfg_provider_free(vf_provider_config *p)
     free(p->cred_header);
     free(p->cred_format);
     free(p->cred_query);
+    vf_cfg_wipe_free(p->basic_pair);
     free(p->key_origin);
     vf_cfg_wipe_free(p->secret);
     free(p->json_pointer);

@@ -212,7 +212,7 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
         vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
         vf_extract_opts xo = { .render = job->render, .page_url = job->url,
                                .body_done = release_body, .body_ctx = &fr->body,
-                               .title_pointer = job->title_pointer };
+                               .title_pointer = job->title_pointer, .field = job->field };
         if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,
                              fr->body.data ? fr->body.data : "", fr->body.len,
                              (size_t)job->max_body, &ex)) {

@@ -185,6 +185,7 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         .mode = provider->mode,
         .json_pointer = provider->json_pointer,
         .title_pointer = provider->title_pointer,
+        .field = provider->json_field,
     };
     vf_worker_timing timing = { 0 };
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,

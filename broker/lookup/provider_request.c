@@ -1,6 +1,7 @@
 #include "broker/lookup/provider_request.h"
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,25 @@ static char *target_with_key(const vf_provider_config *pc, const char *target)
     return out;
 }
 
+/* "Authorization: Basic <base64 of user:password>" (RFC 7617). */
+static char *basic_line(const vf_provider_config *pc)
+{
+    size_t len = strlen(pc->basic_pair);
+    char *b64 = malloc(4 * ((len + 2) / 3) + 1);
+    char *line = NULL;
+    if (b64) {
+        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)pc->basic_pair, (int)len);
+        if (asprintf(&line, "Authorization: Basic %s\r\n", b64) < 0)
+            line = NULL;
+        wipe_free(b64);
+    }
+    return line;
+}
+
 static char *credential_line(const vf_provider_config *pc)
 {
+    if (pc->basic_pair)
+        return basic_line(pc);
     if (!pc->cred_header)
         return strdup("");
     const char *fmt = pc->cred_format ? pc->cred_format : "{key}";

@@ -12,6 +12,9 @@ tested against the shapes they claim:
   POST /jina/                 Jina Reader: {url}, Bearer key, Accept: application/json
                               -> {code, status, data: {title, url, content}}
   GET  /scrapingbee/api/v1/   ScrapingBee: ?api_key=&url=, -> the page as text/html
+  POST /zyte/v1/extract       Zyte API: {url, httpResponseBody: true | browserHtml: true},
+  POST /zyte-browser/v1/extract   HTTP Basic with the key as user name and an empty password
+                              -> {url, statusCode, httpResponseBody: base64 | browserHtml: html}
 
 A target URL containing "echo-key" makes the answer quote the credential the
 fake received, so a test can prove the broker masks it. Wrong requests get
@@ -19,6 +22,8 @@ the API's error status (400 bad body, 401 no key), which the broker reports
 as a failed attempt.
 """
 
+import base64
+import binascii
 import json
 import urllib.parse
 
@@ -107,6 +112,46 @@ def jina(h, q):
         "usage": {"tokens": 120}}})
 
 
+def _page_html(text):
+    return ("<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>"
+            + "".join("<p>%s</p>" % p for p in text.split("\n\n") if p.strip())
+            + "</article></body></html>")
+
+
+def _basic_user(h):
+    """The user name of an HTTP Basic header with an empty password (Zyte's key), else None."""
+    auth = h.headers.get("Authorization", "")
+    if not auth.startswith("Basic "):
+        return None
+    try:
+        user, sep, password = base64.b64decode(auth[6:], validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return user if sep and user and password == "" else None
+
+
+def zyte(h, q):
+    key, body = _basic_user(h), _json_body(h)
+    if key is None:
+        return _reply(h, 401, {"type": "/auth/key-not-found", "title": "Authentication Key Not Found",
+                               "status": 401})
+    outputs = [k for k in ("httpResponseBody", "browserHtml") if isinstance(body, dict) and body.get(k) is True]
+    if not isinstance(body, dict) or not isinstance(body.get("url"), str) or len(outputs) != 1:
+        return _reply(h, 400, {"type": "/request/invalid", "title": "Invalid Request", "status": 400})
+    url = body["url"]
+    api = h.path.split("/")[1]   # "zyte" or "zyte-browser": the example that asked
+    text = _content(h, api, url, key).replace("# Harbour notes\n\n", "")
+    if "echo-key" in url:   # Zyte-style debugging echo of the header as received
+        text += "\n\nDebug: Authorization: %s\n" % h.headers.get("Authorization", "")
+    html = _page_html(text)
+    answer = {"url": url, "statusCode": 200}
+    if outputs[0] == "browserHtml":
+        answer["browserHtml"] = html
+    else:
+        answer["httpResponseBody"] = base64.b64encode(html.encode("utf-8")).decode("ascii")
+    _reply(h, 200, answer)
+
+
 def scrapingbee(h, q):
     key = q.get("api_key", [None])[0]
     url = q.get("url", [None])[0]
@@ -115,10 +160,7 @@ def scrapingbee(h, q):
     if not url:
         return h.send_body(400, "application/json", b'{"message": "url is required"}')
     text = _content(h, "scrapingbee", url, key).replace("# Harbour notes\n\n", "")
-    html = ("<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>"
-            + "".join("<p>%s</p>" % p for p in text.split("\n\n") if p.strip())
-            + "</article></body></html>")
-    h.send_body(200, "text/html; charset=utf-8", html.encode())
+    h.send_body(200, "text/html; charset=utf-8", _page_html(text).encode())
 
 
 ROUTES = {
@@ -126,4 +168,6 @@ ROUTES = {
     "/tavily/extract": tavily,
     "/jina/": jina,
     "/scrapingbee/api/v1/": scrapingbee,
+    "/zyte/v1/extract": zyte,
+    "/zyte-browser/v1/extract": zyte,
 }

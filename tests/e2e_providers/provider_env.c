@@ -229,9 +229,26 @@ static void add_form(pe_forms *f, const char *name, char *value)
     f->n++;
 }
 
+static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *pe_base64(const char *s)
+{
+    return base64(s, std, true);
+}
+
+char *pe_basic_header(const char *key)
+{
+    char *pair = NULL, *line = NULL;
+    cr_assert(asprintf(&pair, "%s:", key) > 0);
+    char *b64 = pe_base64(pair);
+    cr_assert(asprintf(&line, "HDR Authorization: Basic %s\n", b64) > 0);
+    free(b64);
+    free(pair);
+    return line;
+}
+
 void pe_forms_build(const char *secret, pe_forms *f)
 {
-    static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     static const char url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     memset(f, 0, sizeof *f);
     add_form(f, "raw", strdup(secret));

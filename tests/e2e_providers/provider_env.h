@@ -46,6 +46,11 @@ typedef struct {
 } pe_forms;
 
 void pe_forms_build(const char *secret, pe_forms *f);
+/* Standard padded base64 of s (malloc'd), written independently of the broker's. */
+char *pe_base64(const char *s);
+/* The log line of an HTTP Basic header carrying key as the user name with
+ * an empty password: "HDR Authorization: Basic <base64 of key:>\n" (malloc'd). */
+char *pe_basic_header(const char *key);
 void pe_forms_free(pe_forms *f);
 /* Name of the first form found in hay[0..len), or NULL. */
 const char *pe_forms_find(const pe_forms *f, const char *hay, size_t len);

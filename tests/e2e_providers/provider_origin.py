@@ -21,6 +21,9 @@ Routes:
   /echo-json  the same text as {"data": {"content": ...}}, every "/" written
               "\\/" as PHP's json_encode does by default
   /echo-gzip  the same text gzip-compressed, whatever Accept-Encoding said
+  /echo-base64-json
+              the same text as {"httpResponseBody": <base64>}, as Zyte API
+              returns a page's bytes
   /leaky      an HTML article quoting credential-shaped strings next to prose
   /echo-smuggle?how=lf|1xx|chunked
               the echo with a coding hidden where only a CRLF-line reader
@@ -31,6 +34,7 @@ Routes:
   BODY <json text>).
 """
 
+import base64
 import gzip
 import json
 import os
@@ -76,7 +80,7 @@ class Handler(RouteHandler):
         if self.body is not None:
             record.append("BODY " + self.body.decode("utf-8", "replace"))
         self.nonce = None
-        if parsed.path in ("/echo", "/echo-json", "/echo-gzip", "/echo-smuggle"):
+        if parsed.path in ("/echo", "/echo-json", "/echo-gzip", "/echo-smuggle", "/echo-base64-json"):
             self.nonce = secrets.token_hex(16)
             record.append("NONCE " + self.nonce)
         _log.write(*record)
@@ -92,6 +96,10 @@ class Handler(RouteHandler):
     def r_echo_json(self, q):
         body = json.dumps({"data": {"content": echo_text(self, self.nonce)}}).replace("/", "\\/")
         self.send_body(200, "application/json", body.encode())
+
+    def r_echo_base64_json(self, q):
+        page = base64.b64encode(echo_text(self, self.nonce).encode()).decode("ascii")
+        self.send_body(200, "application/json", json.dumps({"httpResponseBody": page}).encode())
 
     def r_echo_gzip(self, q):
         self.send_body(200, "text/plain; charset=utf-8", gzip.compress(echo_text(self, self.nonce).encode()),
@@ -122,6 +130,7 @@ Handler.ROUTES = {
     "/echo": Handler.r_echo,
     "/echo-json": Handler.r_echo_json,
     "/echo-gzip": Handler.r_echo_gzip,
+    "/echo-base64-json": Handler.r_echo_base64_json,
     "/echo-smuggle": Handler.r_echo_smuggle,
     "/leaky": Handler.r_leaky,
 }

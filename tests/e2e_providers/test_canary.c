@@ -29,6 +29,7 @@ typedef struct {
     pid_t broker;
     const char *origin_log;
     const pe_forms *forms;
+    const pe_forms *pair_forms; /* HTTP Basic: the forms of "key:" too, else NULL */
     /* out */
     char nonce[40];             /* the echo answer's nonce, "" if none came */
     size_t workers;             /* live worker processes found */
@@ -79,9 +80,13 @@ static void scan_worker(scan_job *j, pid_t pid)
         free(text);
     }
     ps_needle needles[PS_MAX_NEEDLES];
+    const char *names[PS_MAX_NEEDLES];
     size_t n = 0;
-    for (; n < j->forms->n; n++)
-        needles[n] = (ps_needle){ j->forms->form[n], j->forms->len[n] };
+    for (const pe_forms *f = j->forms; f; f = f == j->forms ? j->pair_forms : NULL)
+        for (size_t i = 0; i < f->n && n + 1 < PS_MAX_NEEDLES; i++, n++) {
+            needles[n] = (ps_needle){ f->form[i], f->len[i] };
+            names[n] = f->name[i];
+        }
     needles[n++] = (ps_needle){ j->nonce, strlen(j->nonce) };
     ps_mem_result m;
     if (ps_scan_memory(pid, needles, n, &m) != 0) {
@@ -90,8 +95,9 @@ static void scan_worker(scan_job *j, pid_t pid)
     }
     for (size_t i = 0; i + 1 < n; i++)
         if (m.found[i] && !j->leak[0])
-            snprintf(j->leak, sizeof j->leak, "worker %d memory holds the key (%s) at %#lx in [%s]",
-                     (int)pid, j->forms->name[i], (unsigned long)m.found_at[i], m.found_map[i]);
+            snprintf(j->leak, sizeof j->leak, "worker %d memory holds the key (%s%s) at %#lx in [%s]",
+                     (int)pid, names[i], i >= j->forms->n ? " of key:" : "", (unsigned long)m.found_at[i],
+                     m.found_map[i]);
     if (m.found[n - 1] && m.bytes_read > j->nonce_worker_bytes)
         j->nonce_worker_bytes = m.bytes_read;
 }
@@ -135,7 +141,7 @@ static void assert_no_key(const pe_forms *forms, const hx_response *r, const cha
     cr_assert_null(form, "page text carries the key (%s): %s", form, text);
 }
 
-typedef enum { CRED_HEADER, CRED_QUERY } cred_kind;
+typedef enum { CRED_HEADER, CRED_QUERY, CRED_BASIC } cred_kind;
 
 typedef struct {
     cred_kind cred;
@@ -151,17 +157,23 @@ static void run_canary(const canary_case *c)
     char canary[96], key_path[PATH_MAX];
     pe_canary_make(canary, sizeof canary);
     pe_key_file("canary.key", canary, key_path, sizeof key_path);
-    pe_forms forms;
+    pe_forms forms, pair_forms;
     pe_forms_build(canary, &forms);
+    char pair[128];
+    snprintf(pair, sizeof pair, "%s:", canary);
+    pe_forms_build(pair, &pair_forms);
+    static const char *const cred_member[] = {
+        [CRED_HEADER] = "header = \"Authorization\"; format = \"Bearer {key}\";",
+        [CRED_QUERY] = "query = \"api_key\";",
+        [CRED_BASIC] = "basic = \"{key}:\";",
+    };
 
     char *providers = NULL;
     cr_assert(asprintf(&providers,
                        "{ name = \"echo\"; kind = \"http_api\";\n"
                        "  endpoint = \"%s://127.0.0.1:%d%s?url={url}\";\n"
                        "  credential = { %s key_file = \"%s\"; }; %s }",
-                       c->tls ? "https" : "http", echo.port, c->path,
-                       c->cred == CRED_HEADER ? "header = \"Authorization\"; format = \"Bearer {key}\";"
-                                              : "query = \"api_key\";",
+                       c->tls ? "https" : "http", echo.port, c->path, cred_member[c->cred],
                        key_path, c->response) > 0);
     hx_broker_opts o;
     hx_broker_opts_default(&o);
@@ -173,7 +185,8 @@ static void run_canary(const canary_case *c)
     hx_broker b;
     hx_broker_start(&b, &o);
 
-    scan_job job = { .broker = b.pid, .origin_log = echo.log_path, .forms = &forms };
+    scan_job job = { .broker = b.pid, .origin_log = echo.log_path, .forms = &forms,
+                     .pair_forms = c->cred == CRED_BASIC ? &pair_forms : NULL };
     pthread_t scanner;
     cr_assert_eq(pthread_create(&scanner, NULL, scan_main, &job), 0);
     hx_response r = pe_lookup(&b, TARGET_URL, NULL);
@@ -197,14 +210,21 @@ static void run_canary(const canary_case *c)
     snprintf(marker, sizeof marker, "ECHO-NONCE %s", job.nonce);
     cr_assert(strstr(text, marker), "the page is not the echo answer: %s", text);
     /* The credential's own line was echoed into the page: the mask had work to do. */
-    const char *cred_line = c->cred == CRED_HEADER ? "Authorization:" : "api_key=";
+    const char *cred_line = c->cred == CRED_QUERY ? "api_key=" : "Authorization:";
     cr_assert(strstr(text, cred_line), "echo lacks '%s': %s", cred_line, text);
     assert_no_key(&forms, &r, text);
+    assert_no_key(&pair_forms, &r, text);
 
     /* The provider did get the key: the broker injected it. */
     char expect[160];
-    snprintf(expect, sizeof expect,
-             c->cred == CRED_HEADER ? "\nHDR Authorization: Bearer %s\n" : "\nQRY api_key=%s\n", canary);
+    if (c->cred == CRED_BASIC) {
+        char *line = pe_basic_header(canary);
+        snprintf(expect, sizeof expect, "\n%s", line);
+        free(line);
+    } else {
+        snprintf(expect, sizeof expect,
+                 c->cred == CRED_HEADER ? "\nHDR Authorization: Bearer %s\n" : "\nQRY api_key=%s\n", canary);
+    }
     char *log = pe_origin_log(&echo);
     cr_assert(strstr(log, expect), "the provider never received the key ('%s'); it got:\n%s",
               expect + 1, log);
@@ -228,11 +248,27 @@ static void run_canary(const canary_case *c)
     hx_response_free(&r);
     free(providers);
     pe_forms_free(&forms);
+    pe_forms_free(&pair_forms);
 }
 
 Test(canary, header_credential_reaches_provider_only)
 {
     run_canary(&(canary_case){ CRED_HEADER, false, "/echo", "" });
+}
+
+/* HTTP Basic (Zyte): the proxy builds "Basic base64(key:)"; the echo quotes it. */
+Test(canary, basic_credential_reaches_provider_only)
+{
+    run_canary(&(canary_case){ CRED_BASIC, false, "/echo", "" });
+}
+
+/* The echo as the base64 of a page inside JSON (Zyte's httpResponseBody):
+ * the key and the Basic pair sit in the base64 at whatever offset the text
+ * puts them, and the worker decodes it. */
+Test(canary, basic_credential_echoed_in_a_base64_page_stays_out_of_worker)
+{
+    run_canary(&(canary_case){ CRED_BASIC, false, "/echo-base64-json",
+                               "response = { mode = \"json\"; pointer = \"/httpResponseBody\"; encoding = \"base64\"; };" });
 }
 
 Test(canary, query_credential_reaches_provider_only)

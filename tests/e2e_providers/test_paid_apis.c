@@ -3,7 +3,8 @@
  * base URL and key file, against a loopback fake of that API
  * (paid_api_fakes.py) that rejects a request of the wrong shape. Also: the
  * credential proxy's guarantees hold for POST (key only at the provider, an
- * echoed key masked, a hostile target confined to one JSON string value). */
+ * echoed key masked, a hostile target confined to one JSON string value), and
+ * for HTTP Basic (Zyte) too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +21,21 @@ static pe_origin origin;
 static hx_broker broker;
 static char key[96];
 
+typedef enum { KEY_BEARER, KEY_QUERY, KEY_BASIC } key_place;
+
 typedef struct {
     const char *name;       /* example file and provider name */
     const char *real_base;  /* "\"" + what the example's endpoint calls; replaced by the fake's */
     const char *request;    /* the request line the fake must have seen */
+    key_place key;          /* where the example puts the key */
 } paid_api;
 
-static const paid_api FIRECRAWL = { "firecrawl", "\"https://api.firecrawl.dev", "REQ POST /firecrawl/v1/scrape HTTP/1.0" };
-static const paid_api TAVILY = { "tavily", "\"https://api.tavily.com", "REQ POST /tavily/extract HTTP/1.0" };
-static const paid_api JINA = { "jina", "\"https://r.jina.ai", "REQ POST /jina/ HTTP/1.0" };
-static const paid_api SCRAPINGBEE = { "scrapingbee", "\"https://app.scrapingbee.com", "REQ GET /scrapingbee/api/v1/?url=" };
+static const paid_api FIRECRAWL = { "firecrawl", "\"https://api.firecrawl.dev", "REQ POST /firecrawl/v1/scrape HTTP/1.0", KEY_BEARER };
+static const paid_api TAVILY = { "tavily", "\"https://api.tavily.com", "REQ POST /tavily/extract HTTP/1.0", KEY_BEARER };
+static const paid_api JINA = { "jina", "\"https://r.jina.ai", "REQ POST /jina/ HTTP/1.0", KEY_BEARER };
+static const paid_api SCRAPINGBEE = { "scrapingbee", "\"https://app.scrapingbee.com", "REQ GET /scrapingbee/api/v1/?url=", KEY_QUERY };
+static const paid_api ZYTE = { "zyte", "\"https://api.zyte.com", "REQ POST /zyte/v1/extract HTTP/1.0", KEY_BASIC };
+static const paid_api ZYTE_BROWSER = { "zyte-browser", "\"https://api.zyte.com", "REQ POST /zyte-browser/v1/extract HTTP/1.0", KEY_BASIC };
 
 /* s with its one needle replaced by with; malloc'd. */
 static char *replace_once(const char *s, const char *needle, const char *with)
@@ -111,16 +117,23 @@ static json_t *logged_body(void)
 }
 
 /* The request the fake saw: its line, and the key only where the example puts it. */
-static void assert_request(const paid_api *api, bool bearer)
+static void assert_request(const paid_api *api)
 {
     char *log = pe_origin_log(&origin);
     cr_assert(strstr(log, api->request), "the fake did not see '%s': %s", api->request, log);
     char want[256];
-    if (bearer)
+    if (api->key == KEY_BASIC) {
+        char *line = pe_basic_header(key);
+        snprintf(want, sizeof want, "%s", line);
+        free(line);
+    } else if (api->key == KEY_BEARER) {
         snprintf(want, sizeof want, "HDR Authorization: Bearer %s\n", key);
-    else
+    } else {
         snprintf(want, sizeof want, "QRY api_key=%s\n", key);
+    }
     cr_assert(strstr(log, want), "the key did not arrive as '%s': %s", want, log);
+    const char *auth = strstr(log, "HDR Authorization:");
+    cr_assert(!auth || !strstr(auth + 1, "HDR Authorization:"), "more than one Authorization header: %s", log);
     free(log);
 }
 
@@ -140,7 +153,7 @@ static char *run_example(const paid_api *api, hx_response *r)
     *r = lookup(TARGET_URL);
     char *text = checked_ok(r, api->name, TARGET_URL);
     assert_article(text, api->name, TARGET_URL);
-    assert_request(api, api != &SCRAPINGBEE);
+    assert_request(api);
     return text;
 }
 
@@ -244,7 +257,7 @@ Test(paid_apis, key_echoed_by_a_post_provider_is_masked)
     const char *url = "https://example.test/echo-key";
     hx_response r = lookup(url);
     char *text = checked_ok(&r, "firecrawl", url);
-    assert_request(&FIRECRAWL, true);   /* the fake did get the real key... */
+    assert_request(&FIRECRAWL);   /* the fake did get the real key... */
     cr_assert(strstr(text, "the request carried credential "), "the echo is missing: %s", text);
     pe_forms forms;
     pe_forms_build(key, &forms);
@@ -280,4 +293,73 @@ Test(paid_apis, hostile_target_cannot_reshape_the_body_or_redirect)
     cr_assert(req && !strstr(req + 1, "REQ "), "one request, to the endpoint, and no other: %s", log);
     free(log);
     hx_response_free(&r);
+}
+
+/* Zyte: HTTP Basic with the key as the user name (built by the proxy), the
+ * body {url, <output>: true}, the answer's page in one field. */
+static void zyte_example(const paid_api *api, const char *output)
+{
+    hx_response r;
+    char *text = run_example(api, &r);
+    cr_assert(!strstr(text, "<p>") && !strstr(text, "statusCode"), "the page must be rendered from its field: %s",
+              text);
+    cr_assert_str_eq(json_string_value(json_object_get(hx_receipt(&r), "title")), "Harbour notes",
+                     "the title comes from the page in the field");
+    json_t *body = logged_body();
+    json_t *want = json_pack("{s:s, s:b}", "url", TARGET_URL, output, 1);
+    bool same = json_equal(body, want);
+    json_decref(want);
+    char *dump = json_dumps(body, JSON_COMPACT);
+    cr_assert(same, "body must be {\"url\": target, \"%s\": true}: %s", output, dump);
+    free(dump);
+    json_decref(body);
+    free(text);
+    hx_response_free(&r);
+}
+
+Test(paid_apis, zyte_example_decodes_the_base64_page_and_authenticates_with_basic)
+{
+    zyte_example(&ZYTE, "httpResponseBody");
+}
+
+Test(paid_apis, zyte_browser_example_renders_browser_html)
+{
+    zyte_example(&ZYTE_BROWSER, "browserHtml");
+}
+
+/* The Zyte fake quotes the key and the Authorization header it received in
+ * the page: raw, as base64 of "key:", and (httpResponseBody) all of it inside
+ * the base64 page. No form of either reaches the caller. */
+static void zyte_echo_is_masked(const paid_api *api)
+{
+    start(api);
+    const char *url = "https://example.test/echo-key";
+    hx_response r = lookup(url);
+    char *text = checked_ok(&r, api->name, url);
+    assert_request(api);   /* the fake did get the real key... */
+    cr_assert(strstr(text, "the request carried credential ") && strstr(text, "Debug: Authorization: Basic "),
+              "the echo is missing: %s", text);
+    char pair[128];
+    snprintf(pair, sizeof pair, "%s:", key);
+    pe_forms forms, pair_forms;
+    pe_forms_build(key, &forms);
+    pe_forms_build(pair, &pair_forms);
+    const char *form = pe_forms_find(&forms, r.body, r.body_len);
+    cr_assert_null(form, "the key (%s) left the broker: %s", form, r.body);   /* ...the caller did not */
+    form = pe_forms_find(&pair_forms, r.body, r.body_len);
+    cr_assert_null(form, "the Basic pair (%s) left the broker: %s", form, r.body);
+    pe_forms_free(&forms);
+    pe_forms_free(&pair_forms);
+    free(text);
+    hx_response_free(&r);
+}
+
+Test(paid_apis, zyte_key_echoed_in_a_base64_page_is_masked)
+{
+    zyte_echo_is_masked(&ZYTE);
+}
+
+Test(paid_apis, zyte_key_echoed_in_browser_html_is_masked)
+{
+    zyte_echo_is_masked(&ZYTE_BROWSER);
 }

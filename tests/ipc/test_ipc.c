@@ -109,6 +109,7 @@ Test(ipc, job_round_trip_all_fields)
         .ca_pem = (uint8_t *)ca, .ca_pem_len = sizeof ca,
         .mode = VF_MODE_JSON, .json_pointer = "/data/content", .title_pointer = "/data/metadata/title",
         .headers = headers, .n_headers = 2, .test_hook = "socket_after_confine",
+        .field = VF_FIELD_BASE64,
     };
     void *buf;
     size_t len;
@@ -128,6 +129,7 @@ Test(ipc, job_round_trip_all_fields)
     cr_assert_eq(out.mode, VF_MODE_JSON);
     cr_assert_str_eq(out.json_pointer, "/data/content");
     cr_assert_str_eq(out.title_pointer, "/data/metadata/title");
+    cr_assert_eq(out.field, VF_FIELD_BASE64);
     cr_assert_eq(out.n_headers, 2);
     cr_assert_str_eq(out.headers[0], "Accept: text/html");
     cr_assert_str_eq(out.headers[1], "X-Trace: abc:def");
@@ -370,6 +372,12 @@ Test(ipc, job_rejects_non_http_url_and_bad_pointer)
     vf_job raw_with_title = { .url = "http://a.test/", .connect_ip = "127.0.0.1", .port = 80, .timeout_ms = 1,
                               .max_body = 1, .mode = VF_MODE_RAW, .title_pointer = "/t" };
     expect_job_encode(&raw_with_title, VF_IPC_ERR_RANGE);
+    /* So does what the pointed-to field holds; unknown bits are refused. */
+    expect_job(NULL, EXTRAS(HV_U("field", VF_FIELD_HTML)), VF_IPC_ERR_RANGE, "field");
+    expect_job("mode", EXTRAS(HV_U("mode", 1), HV_S("pointer", "/a"), HV_U("field", 4)), VF_IPC_ERR_RANGE, "field");
+    vf_job raw_with_field = { .url = "http://a.test/", .connect_ip = "127.0.0.1", .port = 80, .timeout_ms = 1,
+                              .max_body = 1, .mode = VF_MODE_RAW, .field = VF_FIELD_HTML };
+    expect_job_encode(&raw_with_field, VF_IPC_ERR_RANGE);
 }
 
 Test(ipc, job_rejects_integers_out_of_range)

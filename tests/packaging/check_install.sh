@@ -22,7 +22,7 @@ want -f "$unitdir/verifetch.socket"
 want -f "$unitdir/verifetch.service"
 want -f "$sysusersdir/verifetch.conf"
 want -f "$datadir/doc/verifetch/examples/verifetch.conf.example"
-for api in firecrawl tavily jina scrapingbee; do
+for api in firecrawl tavily jina scrapingbee zyte zyte-browser; do
   want -f "$datadir/doc/verifetch/examples/providers/$api.conf"
 done
 

@@ -44,9 +44,9 @@ Test(config_err, unknown_settings_anywhere)
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; keyfile = \"/x\";", ""));
     fx_expect_error(8, "tenants[0].providers[1].retries: unknown setting",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; key_env = \"VF_TEST_ENV_KEY\";", "retries = 2;"));
-    fx_expect_error(8, "tenants[0].providers[1].response.content: unknown setting",
+    fx_expect_error(8, "tenants[0].providers[1].response.body: unknown setting",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; key_env = \"VF_TEST_ENV_KEY\";",
-                                    "response = { content = \"/x\"; };"));
+                                    "response = { body = \"/x\"; };"));
     fx_expect_error(1, "classify.markers: unknown setting", "classify = { markers = [ ]; };\n");
 }
 
@@ -275,9 +275,9 @@ Test(config_err, request_shape)
 
 Test(config_err, credential_shape)
 {
-    fx_expect_error(7, "tenants[0].providers[1].credential: set exactly one of header or query",
+    fx_expect_error(7, "tenants[0].providers[1].credential: set exactly one of header, query or basic",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; query = \"k\"; key_env = \"VF_TEST_ENV_KEY\";", ""));
-    fx_expect_error(7, "tenants[0].providers[1].credential: set exactly one of header or query",
+    fx_expect_error(7, "tenants[0].providers[1].credential: set exactly one of header, query or basic",
                     FX_API_PROVIDER(API_EP, "key_env = \"VF_TEST_ENV_KEY\";", ""));
     fx_expect_error(7, "tenants[0].providers[1].credential: set exactly one of key_file or key_env",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\";", ""));
@@ -299,6 +299,17 @@ Test(config_err, credential_shape)
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; key_env = \"1BAD\";", ""));
     fx_expect_error(7, "tenants[0].providers[1].credential.key_file: must be an absolute path",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; key_file = \"fetcher.key\";", ""));
+    /* HTTP Basic (credential.basic): a user:password template, alone. */
+    fx_expect_error(7, "tenants[0].providers[1].credential: set exactly one of header, query or basic",
+                    FX_API_PROVIDER(API_EP, "header = \"X-Key\"; basic = \"{key}:\"; key_env = \"VF_TEST_ENV_KEY\";", ""));
+    fx_expect_error(7, "tenants[0].providers[1].credential.basic: must contain {key} exactly once",
+                    FX_API_PROVIDER(API_EP, "basic = \"user:\"; key_env = \"VF_TEST_ENV_KEY\";", ""));
+    fx_expect_error(7, "tenants[0].providers[1].credential.basic: must read \"user:password\"",
+                    FX_API_PROVIDER(API_EP, "basic = \"{key}\"; key_env = \"VF_TEST_ENV_KEY\";", ""));
+    fx_expect_error(7, "tenants[0].providers[1].credential.basic: must be printable ASCII",
+                    FX_API_PROVIDER(API_EP, "basic = \"{key}:\\n\"; key_env = \"VF_TEST_ENV_KEY\";", ""));
+    fx_expect_error(7, "tenants[0].providers[1].credential.format: only valid with header",
+                    FX_API_PROVIDER(API_EP, "basic = \"{key}:\"; format = \"x {key}\"; key_env = \"VF_TEST_ENV_KEY\";", ""));
 }
 
 Test(config_err, response_shape)
@@ -316,6 +327,23 @@ Test(config_err, response_shape)
     fx_expect_error(8, "tenants[0].providers[1].response.pointer: only valid with mode \"json\"",
                     FX_API_PROVIDER(API_EP, "header = \"X-Key\"; key_env = \"VF_TEST_ENV_KEY\";",
                                     "response = { pointer = \"/data\"; };"));
+    /* content / encoding: what the pointed-to field holds (json mode only). */
+    static const struct { const char *response, *why; } field_cases[] = {
+        { "response = { content = \"html\"; };", "response.content: only valid with mode \"json\"" },
+        { "response = { encoding = \"base64\"; };", "response.encoding: only valid with mode \"json\"" },
+        { "response = { mode = \"json\"; pointer = \"/a\"; content = \"pdf\"; };",
+          "response.content: must be \"text\" or \"html\"" },
+        { "response = { mode = \"json\"; pointer = \"/a\"; encoding = \"hex\"; };",
+          "response.encoding: must be \"none\" or \"base64\"" },
+        { "response = { mode = \"json\"; pointer = \"/a\"; content = \"html\"; title = \"/t\"; };",
+          "response.title: not with content \"html\"" },
+    };
+    for (size_t i = 0; i < sizeof field_cases / sizeof field_cases[0]; i++) {
+        char what[256];
+        snprintf(what, sizeof what, "tenants[0].providers[1].%s", field_cases[i].why);
+        fx_expect_error(8, what, FX_API_PROVIDER(API_EP, "header = \"X-Key\"; key_env = \"VF_TEST_ENV_KEY\";", "%s"),
+                        field_cases[i].response);
+    }
 }
 
 /* ---- keys ---- */

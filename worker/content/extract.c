@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "worker/content/base64.h"
 #include "worker/content/charset.h"
 #include "worker/content/extract_html.h"
 #include "worker/content/json_content.h"
@@ -68,29 +69,68 @@ static bool json_title(const char *pointer, const char *body, size_t len, vf_ext
     return true;
 }
 
-static bool extract_json(const char *pointer, const char *title_pointer, const char *body, size_t len,
+static bool malformed(vf_extracted *out)
+{
+    out->malformed = true;
+    free(out->text);
+    out->text = calloc(1, 1);
+    out->text_len = 0;
+    return out->text != NULL;
+}
+
+/* The pointed-to string is the page itself (VF_FIELD_*): decoded when it is
+ * base64, then read as the HTML or text page it is. */
+static bool extract_field(const vf_extract_opts *opts, const char *pointer, const char *body, size_t len,
+                          size_t max_text, vf_extracted *out)
+{
+    char *page = NULL;
+    size_t page_len = 0;
+    /* A JSON string never decodes to more bytes than it spans. */
+    vf_json_status st = vf_json_extract(body, len, pointer, len, &page, &page_len, out->detail,
+                                        sizeof out->detail);
+    if (st == VF_JSON_NOMEM)
+        return false;
+    if (st != VF_JSON_OK)
+        return malformed(out);
+    if ((opts->field & VF_FIELD_BASE64) && !vf_base64_decode_in_place(page, page_len, &page_len)) {
+        free(page);
+        snprintf(out->detail, sizeof out->detail, "json pointer '%.200s' is not base64", pointer);
+        return malformed(out);
+    }
+    /* The provider's body is no longer read; the page is a copy. */
+    if (opts->body_done)
+        opts->body_done(opts->body_ctx);
+    vf_extract_opts page_opts = { .render = opts->render };   /* links stay as written */
+    /* A JSON string is Unicode already; decoded bytes say their own charset. */
+    static const char *const ctypes[2][2] = { { "text/plain; charset=utf-8", "text/plain" },
+                                              { "text/html; charset=utf-8", "text/html" } };
+    const char *ctype = ctypes[(opts->field & VF_FIELD_HTML) != 0][(opts->field & VF_FIELD_BASE64) != 0];
+    bool ok = vf_extract_with(&page_opts, VF_MODE_RAW, NULL, 200, ctype, page, page_len, max_text, out);
+    free(page);
+    return ok;
+}
+
+static bool extract_json(const vf_extract_opts *opts, const char *pointer, const char *body, size_t len,
                          size_t max_text, vf_extracted *out)
 {
+    if (opts->field)
+        return extract_field(opts, pointer ? pointer : "", body, len, max_text, out);
     vf_json_status st = vf_json_extract(body, len, pointer ? pointer : "", max_text,
                                         &out->text, &out->text_len, out->detail,
                                         sizeof out->detail);
     if (st == VF_JSON_NOMEM)
         return false;
-    if (st != VF_JSON_OK) {
-        out->malformed = true;
-        out->text = calloc(1, 1);
-        out->text_len = 0;
-        return out->text != NULL;
-    }
+    if (st != VF_JSON_OK)
+        return malformed(out);
     out->ctype_is_plain = true;
-    return title_pointer ? json_title(title_pointer, body, len, out) : true;
+    return opts->title_pointer ? json_title(opts->title_pointer, body, len, out) : true;
 }
 
 bool vf_extract(vf_response_mode mode, const char *json_pointer, int http_status,
                 const char *content_type, const char *body, size_t len,
                 size_t max_text, vf_extracted *out)
 {
-    static const vf_extract_opts defaults = { 0, NULL, NULL, NULL, NULL };
+    static const vf_extract_opts defaults = { 0 };
     return vf_extract_with(&defaults, mode, json_pointer, http_status, content_type, body, len,
                            max_text, out);
 }
@@ -117,7 +157,7 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
     /* JSON mode judges a provider's answer; an HTTP error from the provider
      * stays an HTTP error (its body is passed through like any other). */
     if (mode == VF_MODE_JSON && http_status >= 200 && http_status < 300)
-        return extract_json(json_pointer, opts->title_pointer, body, len, max_text, out);
+        return extract_json(opts, json_pointer, body, len, max_text, out);
 
     vf_body_kind kind = vf_body_kind_of(content_type);
     if (kind == VF_KIND_OTHER) {

@@ -37,6 +37,7 @@ typedef struct {
     void (*body_done)(void *ctx);
     void *body_ctx;
     const char *title_pointer;  /* JSON mode: where the answer names the page title, or NULL */
+    uint32_t field;             /* JSON mode: VF_FIELD_* (what the pointed-to string holds) */
 } vf_extract_opts;
 
 /* Returns false only when out of memory. */
