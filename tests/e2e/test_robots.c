@@ -252,3 +252,53 @@ Test(robots, concurrent_lookups_share_a_5xx_robots_answer_which_is_asked_again_l
     expect_ok("/page");
     cr_assert_eq(origin_requests("REQ GET /robots.txt "), 2);
 }
+
+/* A lookup whose client gives up after 400 ms (curl closes the connection). */
+static void *impatient_lookup(void *p)
+{
+    const char *url = p;
+    char body[600];
+    snprintf(body, sizeof body, "{\"url\": \"%s\"}", url);
+    CURL *c = curl_easy_init();
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    FILE *sink = fopen("/dev/null", "w");
+    if (c && hdrs && sink) {
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, t.broker.socket_path);
+        curl_easy_setopt(c, CURLOPT_URL, "http://localhost/v1/lookup");
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 400L);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+        curl_easy_perform(c);
+    }
+    if (sink)
+        fclose(sink);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+/* The lookup fetching robots.txt for others is cancelled: its "unreachable"
+ * says nothing about the origin, so a waiter fetches robots.txt itself
+ * rather than going ahead unchecked. */
+Test(robots, a_waiter_asks_again_when_the_fetching_lookup_is_cancelled)
+{
+    start("robots = \"obey\";");
+    origin_robots_answer(1500, 200);
+    char leader_url[512], waiter_url[512];
+    hx_origin_url(&t.origin, false, "/page?leader", leader_url, sizeof leader_url);
+    hx_origin_url(&t.origin, false, "/members/list", waiter_url, sizeof waiter_url);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, impatient_lookup, leader_url), 0);
+    for (int i = 0; i < 300 && origin_requests("REQ GET /robots.txt ") == 0; i++)
+        usleep(10 * 1000);
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 1, "the first lookup never asked for robots.txt");
+    hx_response r = hx_lookup(&t.broker, "{\"url\": \"%s\"}", waiter_url);
+    pthread_join(th, NULL);
+    check_disallowed(waiter_url, &r, "Disallow: /members");
+    cr_assert_eq(origin_requests("REQ GET /robots.txt "), 2,
+                 "the waiter must fetch robots.txt itself once the fetching lookup was cancelled");
+    cr_assert_eq(origin_requests("REQ GET /members/list"), 0, "a disallowed URL was requested");
+    cr_assert_eq(origin_requests("REQ GET /page?leader"), 0, "the cancelled lookup went on to its page");
+}
