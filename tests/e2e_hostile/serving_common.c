@@ -54,3 +54,15 @@ size_t sv_count_in_log(const hx_broker *broker, const char *needle)
     free(log);
     return n;
 }
+
+int sv_send_lookup(const hx_broker *broker, const char *url)
+{
+    char body[512], req[1024];
+    int blen = snprintf(body, sizeof body, "{\"url\": \"%s\"}", url);
+    int rlen = snprintf(req, sizeof req,
+                        "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %d\r\n\r\n%s", blen, body);
+    int fd = sv_connect(broker);
+    cr_assert_eq(send(fd, req, (size_t)rlen, MSG_NOSIGNAL), rlen);
+    return fd;
+}

@@ -22,6 +22,9 @@ void sv_start(hx_origin *origin, hx_broker *broker, unsigned slots, unsigned tim
 struct sockaddr_un sv_broker_addr(const hx_broker *broker);
 /* A connected unix socket to the broker (asserts). */
 int sv_connect(const hx_broker *broker);
+/* A lookup of url sent on a fresh raw connection, whose answer nobody reads
+ * yet: returns the connected fd (closing it is hanging up). */
+int sv_send_lookup(const hx_broker *broker, const char *url);
 /* How many times needle occurs in the broker's log so far. */
 size_t sv_count_in_log(const hx_broker *broker, const char *needle);
 

@@ -236,3 +236,73 @@ Test(hostile_clients, bad_request_flood_gives_bounded_log_lines_and_a_summary)
     cr_assert_leq((double)summaries, windows + 1, "%zu summary lines", summaries);
     cr_assert_eq((long)lines + held, FLOOD, "%zu lines + %ld held back != %d requests", lines, held, FLOOD);
 }
+
+/* ---- hang-up burst ------------------------------------------------------------ */
+
+#define HANGUPS 32
+#define BURST_SLOTS 4
+#ifdef HH_UNDER_ASAN
+#define RELEASE_BOUND_MS 1000.0
+#else
+#define RELEASE_BOUND_MS 250.0   /* the target is 100 ms; this host is shared and loaded */
+#endif
+
+static json_t *pool_now(void)
+{
+    hx_response r = hx_request(&broker, "GET", "/v1/health", NULL, 0);
+    cr_assert_eq(r.status, 200);
+    json_t *pool = json_incref(json_object_get(r.json, "pool"));
+    hx_response_free(&r);
+    return pool;
+}
+
+static long field(json_t *pool, const char *name)
+{
+    return (long)json_integer_value(json_object_get(pool, name));
+}
+
+/* 32 clients whose lookups hang at the origin (4 running, the rest queued
+ * or refused 503) all give up at once: every slot and admission is free
+ * again, and every worker gone, within RELEASE_BOUND_MS of the hang-up
+ * (before: held until the 10 s deadline). */
+Test(hostile_clients, hangup_burst_releases_every_slot_and_worker)
+{
+    sv_start(&origin, &broker, BURST_SLOTS, 10000);
+    hh_usage base = hh_usage_steady(broker.pid, 3000);
+    int fds[HANGUPS];
+    char url[256], path[64];
+    for (int i = 0; i < HANGUPS; i++) {
+        snprintf(path, sizeof path, "/hang?burst=%d", i);
+        fds[i] = sv_send_lookup(&broker, hx_origin_url(&origin, false, path, url, sizeof url));
+    }
+    json_t *busy = NULL;
+    double t0 = hx_now_ms();
+    do {
+        json_decref(busy);
+        usleep(20 * 1000);
+        busy = pool_now();
+    } while (field(busy, "in_use") < BURST_SLOTS && hx_now_ms() - t0 < 5000);
+    long admitted = field(busy, "admitted");
+    cr_assert_eq(field(busy, "in_use"), BURST_SLOTS, "the hanging lookups never took every slot");
+    json_decref(busy);
+    usleep(300 * 1000);
+    for (int i = 0; i < HANGUPS; i++)
+        close(fds[i]);
+    double hung_up = hx_now_ms(), released = -1, workers_gone = -1;
+    while (hx_now_ms() - hung_up < 5000 && (released < 0 || workers_gone < 0)) {
+        json_t *pool = released < 0 ? pool_now() : NULL;
+        if (pool && field(pool, "in_use") == 0 && field(pool, "admitted") == 0 && field(pool, "waiting_for_slot") == 0)
+            released = hx_now_ms() - hung_up;
+        json_decref(pool);
+        if (workers_gone < 0 && hh_usage_of(broker.pid).procs <= base.procs)
+            workers_gone = hx_now_ms() - hung_up;
+        usleep(2000);
+    }
+    cr_log_info("%d clients (%ld admitted, %d running) hung up: slots and admissions free after %.0f ms, "
+                "workers gone after %.0f ms", HANGUPS, admitted, BURST_SLOTS, released, workers_gone);
+    cr_assert_geq(released, 0, "slots still held 5 s after the hang-up\n%s", hx_broker_log(&broker));
+    cr_assert_geq(workers_gone, 0, "workers still running 5 s after the hang-up");
+    cr_assert_leq(released, RELEASE_BOUND_MS, "slots released %.0f ms after the hang-up", released);
+    cr_assert_leq(workers_gone, RELEASE_BOUND_MS, "workers gone %.0f ms after the hang-up", workers_gone);
+    hx_assert_no_sanitizer_report(&broker);
+}

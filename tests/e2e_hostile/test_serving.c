@@ -402,20 +402,6 @@ Test(serving, startup_probe_of_a_wedged_socket_gives_up)
 
 /* ---- cancellation ------------------------------------------------------------- */
 
-static int send_lookup_raw(const char *url)
-{
-    struct sockaddr_un sa = broker_addr();
-    char body[512], req[1024];
-    int blen = snprintf(body, sizeof body, "{\"url\": \"%s\"}", url);
-    int rlen = snprintf(req, sizeof req,
-                        "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        "Content-Length: %d\r\n\r\n%s", blen, body);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
-    cr_assert_eq(send(fd, req, (size_t)rlen, MSG_NOSIGNAL), rlen);
-    return fd;
-}
-
 static size_t count_in_log(const char *needle)
 {
     return sv_count_in_log(&broker, needle);
@@ -429,7 +415,7 @@ Test(serving, client_hangup_cancels_the_lookup)
     start(1, 8000);
     char url[256];
     int before = hx_origin_connections(&origin);
-    int fd = send_lookup_raw(hx_origin_url(&origin, false, "/hang?c=1", url, sizeof url));
+    int fd = sv_send_lookup(&broker, hx_origin_url(&origin, false, "/hang?c=1", url, sizeof url));
     double t0 = hx_now_ms();
     while (hx_origin_connections(&origin) <= before && hx_now_ms() - t0 < 3000)
         usleep(5000);
