@@ -29,6 +29,7 @@
 #define RSS_GROWTH_KIB (16L * 1024 * HH_MEM_SCALE)
 
 TestSuite(soak, .init = hx_setup, .fini = hx_teardown, .timeout = 280);
+TestSuite(soak_long, .init = hx_setup, .fini = hx_teardown);
 
 typedef enum {
     K_GOOD, K_SLOW, K_404, K_500, K_REFUSED, K_GZIP_BOMB, K_ENDLESS, K_HEADERS, K_REDIRECT_LOOP, K_BAD_TEXT,
@@ -218,26 +219,49 @@ static void report(FILE *to, size_t total, double secs, const double *lat, size_
 #endif
 }
 
-Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
+/* Both origins and the broker, then a warm-up at full concurrency: thread
+ * stacks, allocator arenas and caches reach their working size before the
+ * baseline is taken. */
+static void start_and_warm_up(hx_broker *b, double wall_deadline, hh_reply *replies, double *latencies,
+                              size_t *per_kind)
 {
     hh_origin_start(&env.plain, 260);
     hh_origin_start(&env.hostile, 260);
     env.refused_port = hx_closed_port();
-    hx_broker b;
-    start_broker(&b);
-    double wall_deadline = hx_now_ms() + WALL_CAP_MS;
+    start_broker(b);
+    env.offset = 0;
+    size_t warm = hh_lookups_until(b->socket_path, WARMUP, CLIENTS, body_for, NULL, REQUEST_TIMEOUT_MS,
+                                   wall_deadline, replies);
+    cr_assert_eq(warm, WARMUP, "warm-up did not finish inside the wall cap");
+    check_replies(replies, warm, latencies, per_kind, b);
+}
 
+/* A leak grows; fewer fds than after warm-up is idle client connections gone.
+ * Then the broker must still answer health and stop cleanly. */
+static void assert_back_to_baseline(hx_broker *b, hh_usage base, hh_usage after, long rss_warm, long rss_after,
+                                    size_t lookups)
+{
+    cr_assert_leq(after.fds, base.fds, "verifetchd fds: %ld after warm-up, %ld after %zu lookups", base.fds,
+                  after.fds, lookups);
+    cr_assert_leq(after.procs, base.procs, "verifetchd descendants: %zu after warm-up, %zu after %zu lookups",
+                 base.procs, after.procs, lookups);
+    cr_assert_lt(rss_after - rss_warm, RSS_GROWTH_KIB, "verifetchd RSS grew %ld KiB (%ld -> %ld KiB)",
+                 rss_after - rss_warm, rss_warm, rss_after);
+    hx_response h = hx_request(b, "GET", "/v1/health", NULL, 0);
+    cr_assert_eq(h.status, 200, "health after the soak: HTTP %ld", h.status);
+    hx_response_free(&h);
+    pid_t keep[] = { env.plain.pid, env.hostile.pid };
+    hx_broker_stop_checked(b, keep, 2);
+}
+
+Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
+{
+    hx_broker b;
+    double wall_deadline = hx_now_ms() + WALL_CAP_MS;
     static hh_reply replies[LOOKUPS];
     static double latencies[LOOKUPS];
     size_t per_kind[K_COUNT] = { 0 };
-
-    /* Warm-up at full concurrency: thread stacks, allocator arenas and
-     * caches reach their working size before the baseline is taken. */
-    env.offset = 0;
-    size_t warm = hh_lookups_until(b.socket_path, WARMUP, CLIENTS, body_for, NULL, REQUEST_TIMEOUT_MS,
-                                   wall_deadline, replies);
-    cr_assert_eq(warm, WARMUP, "warm-up did not finish inside the wall cap");
-    check_replies(replies, warm, latencies, per_kind, &b);
+    start_and_warm_up(&b, wall_deadline, replies, latencies, per_kind);
     hh_usage base = hh_usage_steady(b.pid, 5000);
     long rss_warm = pi_status_kib(b.pid, "VmRSS");
     cr_assert(base.fds > 2 && rss_warm > 0, "cannot read verifetchd's /proc entries");
@@ -268,16 +292,53 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
         fclose(figures);
     }
 
-    /* A leak grows; fewer fds than after warm-up is idle client connections gone. */
-    cr_assert_leq(after.fds, base.fds, "verifetchd fds: %ld after warm-up, %ld after %zu lookups", base.fds,
-                  after.fds, issued);
-    cr_assert_leq(after.procs, base.procs, "verifetchd descendants: %zu after warm-up, %zu after %zu lookups",
-                 base.procs, after.procs, issued);
-    cr_assert_lt(rss_after - rss_warm, RSS_GROWTH_KIB, "verifetchd RSS grew %ld KiB (%ld -> %ld KiB)",
-                 rss_after - rss_warm, rss_warm, rss_after);
-    hx_response h = hx_request(&b, "GET", "/v1/health", NULL, 0);
-    cr_assert_eq(h.status, 200, "health after the soak: HTTP %ld", h.status);
-    hx_response_free(&h);
-    pid_t keep[] = { env.plain.pid, env.hostile.pid };
-    hx_broker_stop_checked(&b, keep, 2);
+    assert_back_to_baseline(&b, base, after, rss_warm, rss_after, issued);
+}
+
+/* The same mix for VERIFETCH_SOAK_MINUTES minutes, run by hand (the suite
+ * skips it): VERIFETCH_SOAK_MINUTES=10 build/tests/soak/soak --filter 'soak_long/m*'
+ * One line per batch shows RSS, fds, descendants and threads over time; at
+ * the end the short soak's assertions hold, and threads are back too. */
+Test(soak_long, minutes_of_mixed_lookups_leave_the_broker_as_it_was, .timeout = 6 * 3600)
+{
+    const char *m = getenv("VERIFETCH_SOAK_MINUTES");
+    double minutes = m ? atof(m) : 0;
+    if (!(minutes > 0))
+        cr_skip_test("set VERIFETCH_SOAK_MINUTES to run the long soak");
+    hx_broker b;
+    static hh_reply replies[LOOKUPS];
+    static double latencies[LOOKUPS];
+    size_t per_kind[K_COUNT] = { 0 };
+    start_and_warm_up(&b, hx_now_ms() + WALL_CAP_MS, replies, latencies, per_kind);
+    hh_usage base = hh_usage_steady(b.pid, 5000);
+    long rss_warm = pi_status_kib(b.pid, "VmRSS"), threads_warm = pi_status_kib(b.pid, "Threads");
+    double t0 = hx_now_ms(), end = t0 + minutes * 60000.0;
+    size_t total = 0;
+    while (hx_now_ms() < end) {
+        env.offset = WARMUP + total;
+        size_t issued = hh_lookups_until(b.socket_path, LOOKUPS - WARMUP, CLIENTS, body_for, NULL,
+                                         REQUEST_TIMEOUT_MS, end, replies);
+        cr_assert_eq(kill(b.pid, 0), 0, "verifetchd died under load\nstderr: %s", hx_broker_log(&b));
+        check_replies(replies, issued, latencies, per_kind, &b);
+        total += issued;
+        hh_usage now = hh_usage_of(b.pid);
+        printf("soak_long: %5.1f min %7zu lookups  RSS %6ld KiB  fds %3ld  descendants %3zu  threads %3ld\n",
+               (hx_now_ms() - t0) / 60000.0, total, pi_status_kib(b.pid, "VmRSS"), now.fds, now.procs,
+               pi_status_kib(b.pid, "Threads"));
+        fflush(stdout);
+    }
+    double secs = (hx_now_ms() - t0) / 1000.0;
+    hx_assert_no_sanitizer_report(&b);
+    hh_usage after = hh_usage_settle(b.pid, base, 5000);
+    long rss_after = pi_status_kib(b.pid, "VmRSS");
+    double until = hx_now_ms() + 5000;
+    while (pi_status_kib(b.pid, "Threads") > threads_warm && hx_now_ms() < until)
+        usleep(100 * 1000);
+    long threads_after = pi_status_kib(b.pid, "Threads");
+    printf("soak_long: %zu lookups in %.0f s (%.0f/s); RSS %ld -> %ld KiB, VmHWM %ld KiB; threads %ld -> %ld\n",
+           total, secs, (double)total / secs, rss_warm, rss_after, pi_status_kib(b.pid, "VmHWM"), threads_warm,
+           threads_after);
+    cr_assert_leq(threads_after, threads_warm, "verifetchd threads: %ld after warm-up, %ld after the soak",
+                  threads_warm, threads_after);
+    assert_back_to_baseline(&b, base, after, rss_warm, rss_after, total);
 }
