@@ -72,6 +72,11 @@ typedef struct {
 /* Body of lookup i (malloc'd; freed by the client). */
 typedef char *(*hh_body_fn)(size_t i, void *arg);
 
+/* The lookup body for o's /slow?ms=<ms>&n=<i>: one URL per i, so nothing
+ * (the broker's cache, a fleet's single flight) folds two lookups into one.
+ * malloc'd; NULL when out of memory. */
+char *hh_slow_lookup_body(const hx_origin *o, unsigned ms, size_t i);
+
 /* n POST /v1/lookup requests from `threads` threads (one fresh connection per
  * request), each bounded by timeout_ms. Never asserts: results go to out[i]. */
 void hh_lookups(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,

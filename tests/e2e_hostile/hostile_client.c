@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,4 +159,13 @@ hx_response hh_as_response(hh_reply *r)
     r->body = NULL;
     r->body_len = 0;
     return x;
+}
+
+char *hh_slow_lookup_body(const hx_origin *o, unsigned ms, size_t i)
+{
+    char *body = NULL, path[64], url[256];
+    snprintf(path, sizeof path, "/slow?ms=%u&n=%zu", ms, i);
+    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(o, false, path, url, sizeof url)) < 0)
+        return NULL;
+    return body;
 }

@@ -65,11 +65,7 @@ static double until_replaced(long old, double within_ms, zygote_view *v)
 static char *page_body(size_t i, void *arg)
 {
     (void)arg;
-    char *body = NULL, path[64], url[256];
-    snprintf(path, sizeof path, "/slow?ms=200&i=%zu", i);
-    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, path, url, sizeof url)) < 0)
-        return NULL;
-    return body;
+    return hh_slow_lookup_body(&origin, 200, i);
 }
 
 typedef struct {

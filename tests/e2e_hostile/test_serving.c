@@ -116,11 +116,7 @@ typedef struct {
 static char *slow_body(size_t i, void *arg)
 {
     (void)arg;
-    char *body = NULL, path[64], url[256];
-    snprintf(path, sizeof path, "/slow?ms=3000&n=%zu", i);
-    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, path, url, sizeof url)) < 0)
-        return NULL;
-    return body;
+    return hh_slow_lookup_body(&origin, 3000, i);
 }
 
 static void *run_load(void *arg)
@@ -229,11 +225,7 @@ Test(serving, connections_past_fd_1024_are_served)
 static char *short_slow_body(size_t i, void *arg)
 {
     (void)arg;
-    char *body = NULL, path[64], url[256];
-    snprintf(path, sizeof path, "/slow?ms=1000&b=%zu", i);
-    if (asprintf(&body, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, path, url, sizeof url)) < 0)
-        return NULL;
-    return body;
+    return hh_slow_lookup_body(&origin, 1000, i);
 }
 
 /* 128 clients at once against 2 worker slots: every one gets an HTTP answer,
