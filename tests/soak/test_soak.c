@@ -222,11 +222,11 @@ static void report(FILE *to, size_t total, double secs, const double *lat, size_
 /* Both origins and the broker, then a warm-up at full concurrency: thread
  * stacks, allocator arenas and caches reach their working size before the
  * baseline is taken. */
-static void start_and_warm_up(hx_broker *b, double wall_deadline, hh_reply *replies, double *latencies,
-                              size_t *per_kind)
+static void start_and_warm_up(hx_broker *b, unsigned origin_lifetime_s, double wall_deadline, hh_reply *replies,
+                              double *latencies, size_t *per_kind)
 {
-    hh_origin_start(&env.plain, 260);
-    hh_origin_start(&env.hostile, 260);
+    hh_origin_start(&env.plain, origin_lifetime_s);
+    hh_origin_start(&env.hostile, origin_lifetime_s);
     env.refused_port = hx_closed_port();
     start_broker(b);
     env.offset = 0;
@@ -261,7 +261,7 @@ Test(soak, sixty_four_clients_thousands_of_mixed_lookups)
     static hh_reply replies[LOOKUPS];
     static double latencies[LOOKUPS];
     size_t per_kind[K_COUNT] = { 0 };
-    start_and_warm_up(&b, wall_deadline, replies, latencies, per_kind);
+    start_and_warm_up(&b, 260, wall_deadline, replies, latencies, per_kind);
     hh_usage base = hh_usage_steady(b.pid, 5000);
     long rss_warm = pi_status_kib(b.pid, "VmRSS");
     cr_assert(base.fds > 2 && rss_warm > 0, "cannot read verifetchd's /proc entries");
@@ -309,7 +309,8 @@ Test(soak_long, minutes_of_mixed_lookups_leave_the_broker_as_it_was, .timeout = 
     static hh_reply replies[LOOKUPS];
     static double latencies[LOOKUPS];
     size_t per_kind[K_COUNT] = { 0 };
-    start_and_warm_up(&b, hx_now_ms() + WALL_CAP_MS, replies, latencies, per_kind);
+    /* The origins end themselves after their lifetime: past the soak's. */
+    start_and_warm_up(&b, (unsigned)(minutes * 60) + 300, hx_now_ms() + WALL_CAP_MS, replies, latencies, per_kind);
     hh_usage base = hh_usage_steady(b.pid, 5000);
     long rss_warm = pi_status_kib(b.pid, "VmRSS"), threads_warm = pi_status_kib(b.pid, "Threads");
     double t0 = hx_now_ms(), end = t0 + minutes * 60000.0;

@@ -39,17 +39,22 @@ static void start_zygote(const char *exe, const uint8_t *ca, size_t ca_len, unsi
     start_zygote_mode(exe, ca, ca_len, pool, false);
 }
 
+static char *page_resp;
+static size_t page_resp_len;
+
+static void make_page(void)
+{
+    const char *body = "<p>zygote page</p>";
+    page_resp = http_response("HTTP/1.1 200 OK", "Content-Type: text/html", body, strlen(body), &page_resp_len);
+}
+
+/* Once for every thread: sixteen threads building it at once leaked all but one. */
 static const char *page(size_t *len)
 {
-    static char *resp;
-    static size_t resp_len;
-    if (!resp) {
-        const char *body = "<p>zygote page</p>";
-        resp = http_response("HTTP/1.1 200 OK", "Content-Type: text/html", body, strlen(body),
-                             &resp_len);
-    }
-    *len = resp_len;
-    return resp;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_page);
+    *len = page_resp_len;
+    return page_resp;
 }
 
 /* A lookup's cancel fd for run_hop, -1 for none; when vf_worker_run returned. */
