@@ -107,7 +107,9 @@ int vf_cfg_check_tokens_unique(vf_cfg_ctx *ctx, const config_setting_t *s, const
                                const vf_tenant_config *t, const vf_tenant_config *prev,
                                size_t prev_index);
 
-/* An HTTP header name token (RFC 9110) of at most 64 characters. */
+/* An HTTP header name token (RFC 9110) of at most VF_CFG_HEADER_NAME_MAX
+ * characters (policy/config_request.c, with the other header rules). */
+#define VF_CFG_HEADER_NAME_MAX 64u
 bool vf_cfg_header_token(const char *name);
 /* providers[i].method/body/headers (policy/config_request.c); needs endpoint
  * and credential parsed already. */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define HEADER_NAME_MAX 64u
+#define HEADER_NAME_MAX VF_CFG_HEADER_NAME_MAX
 #define QUERY_NAME_MAX  64u
 #define FORMAT_MAX      256u
 #define ENV_NAME_MAX    128u
@@ -55,17 +55,6 @@ static const char *endpoint_problem(const char *url)
     if (count_occurrences(url, "{url}") > 1)
         return "must contain {url} only once";
     return NULL;
-}
-
-bool vf_cfg_header_token(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n > HEADER_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && !strchr("!#$%&'*+-.^_`|~", name[i]))
-            return false;
-    return true;
 }
 
 static bool valid_header_name(const char *name)

@@ -13,6 +13,17 @@
 
 #include "policy/provider_body.h"
 
+bool vf_cfg_header_token(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > VF_CFG_HEADER_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("!#$%&'*+-.^_`|~", name[i]))
+            return false;
+    return true;
+}
+
 #define BODY_MAX          (64u * 1024u)
 #define HEADER_LINE_MAX   1024u
 #define HEADERS_MAX       16u
