@@ -107,6 +107,10 @@ int vf_cfg_check_tokens_unique(vf_cfg_ctx *ctx, const config_setting_t *s, const
                                const vf_tenant_config *t, const vf_tenant_config *prev,
                                size_t prev_index);
 
+/* name is 1..max bytes, each an ASCII letter or digit or one of `also`:
+ * the shape of every name a config gives (header, query, environment). */
+bool vf_cfg_name_of(const char *name, size_t max, const char *also);
+
 /* An HTTP header name token (RFC 9110) of at most VF_CFG_HEADER_NAME_MAX
  * characters (policy/config_request.c, with the other header rules). */
 #define VF_CFG_HEADER_NAME_MAX 64u

@@ -70,26 +70,15 @@ static bool valid_header_name(const char *name)
     return true;
 }
 
+/* RFC 3986 unreserved characters only: the name goes into the URL as is. */
 static bool valid_query_name(const char *name)
 {
-    size_t n = strlen(name);
-    if (n == 0 || n > QUERY_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && !strchr("-._~", name[i]))
-            return false;
-    return true;
+    return vf_cfg_name_of(name, QUERY_NAME_MAX, "-._~");
 }
 
 static bool valid_env_name(const char *name)
 {
-    size_t n = strlen(name);
-    if (n == 0 || n > ENV_NAME_MAX || isdigit((unsigned char)name[0]))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && name[i] != '_')
-            return false;
-    return true;
+    return !isdigit((unsigned char)name[0]) && vf_cfg_name_of(name, ENV_NAME_MAX, "_");
 }
 
 /* RFC 6901, restricted to absolute pointers: "/a/b~1c", every '~' escaped. */

@@ -4,7 +4,6 @@
  * JSON string value of the body, never a header, a member or the endpoint. */
 #include "policy/config_internal.h"
 
-#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +14,7 @@
 
 bool vf_cfg_header_token(const char *name)
 {
-    size_t n = strlen(name);
-    if (n == 0 || n > VF_CFG_HEADER_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && !strchr("!#$%&'*+-.^_`|~", name[i]))
-            return false;
-    return true;
+    return vf_cfg_name_of(name, VF_CFG_HEADER_NAME_MAX, "!#$%&'*+-.^_`|~");
 }
 
 #define BODY_MAX          (64u * 1024u)

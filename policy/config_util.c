@@ -1,6 +1,7 @@
 /* Error formatting and strictly typed getters over libconfig settings. */
 #include "policy/config_internal.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,5 +271,16 @@ bool vf_cfg_valid_name(const char *name)
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
             return false;
     }
+    return true;
+}
+
+bool vf_cfg_name_of(const char *name, size_t max, const char *also)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr(also, name[i]))
+            return false;
     return true;
 }
