@@ -7,6 +7,7 @@
 
 #include "broker/api/lookup_log.h"
 #include "broker/api/metrics.h"
+#include "broker/fleet/fleet.h"
 #include "broker/lookup/cancel.h"
 #include "broker/lookup/lookup.h"
 #include "broker/mcp/mcp_http.h"
@@ -78,6 +79,8 @@ static void *run(void *arg)
 {
     vf_deferred *d = arg;
     vf_server *s = d->server;
+    const vf_fleet *fleet = d->broker->rt->fleet;
+    vf_fleet_writes_begin(fleet);
     if (d->is_mcp) {
         unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;
         d->answer.doc = vf_mcp_http_answer(d->broker, d->tenant, d->body, d->len,
@@ -86,6 +89,7 @@ static void *run(void *arg)
     } else {
         d->answer = lookup_answer(d);
     }
+    vf_fleet_writes_send(fleet);   /* in the store before the client can see the answer */
     /* After a drain that gave up, the server is gone: touch nothing of it. */
     pthread_mutex_lock(&s->resume_lock);
     if (!s->stopped) {
@@ -95,6 +99,7 @@ static void *run(void *arg)
     }
     s->threads--;
     pthread_mutex_unlock(&s->resume_lock);
+    vf_fleet_writes_settle(fleet);   /* their replies, off the answer's path */
     vf_broker_unref(d->broker);
     d->broker = NULL;
     unref(d);

@@ -59,6 +59,7 @@ struct vf_metrics {
     histogram spawn_seconds;
     long long workers_active;
     long long state_errors;
+    long long state_trips;
     long long cache_results[3];   /* hit, miss, bypass */
 };
 
@@ -68,6 +69,15 @@ void vf_metrics_count_state_error(vf_metrics *m)
         return;
     pthread_mutex_lock(&m->lock);
     m->state_errors++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void vf_metrics_set_state_round_trips(vf_metrics *m, long long trips)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->state_trips = trips;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -482,6 +492,10 @@ char *vf_metrics_render(vf_metrics *m, const char *tenant, size_t *len)
                "Shared-store (Redis/Valkey) operations that failed; lookups fell back to local state.");
     if (global)
         put(&o, "verifetch_state_backend_errors_total %lld\n", m->state_errors);
+    put_family(&o, "verifetch_state_round_trips_total", "counter",
+               "Shared-store round trips a request waited for (a pipelined batch counts once).");
+    if (global)
+        put(&o, "verifetch_state_round_trips_total %lld\n", m->state_trips);
     put_family(&o, "verifetch_cache_lookups_total", "counter", "Lookup cache results.");
     static const char *const cache_results[] = { "hit", "miss", "bypass" };
     for (size_t r = 0; global && r < 3; r++)

@@ -14,6 +14,8 @@
  *           verifetch_lookup_seconds{tenant}                 (histogram)
  *           verifetch_circuit_state{tenant,provider}         (gauge 0 closed, 1 open, 2 half-open)
  *           verifetch_workers_active                         (gauge, global)
+ *           verifetch_state_backend_errors_total, verifetch_state_round_trips_total,
+ *           verifetch_cache_lookups_total{result}             (global)
  * Global families have samples in a tenant's scrape only when it is the
  * broker's one tenant. */
 #ifndef VERIFETCH_METRICS_H
@@ -56,6 +58,8 @@ void vf_metrics_workers_add(vf_metrics *m, int delta);
 /* Fleet (broker/fleet): failed shared-store operations; lookup cache results
  * (0 hit, 1 miss, 2 bypass). Global series, no tenant label. */
 void vf_metrics_count_state_error(vf_metrics *m);
+/* Shared-store round trips waited for so far (set at scrape time). */
+void vf_metrics_set_state_round_trips(vf_metrics *m, long long trips);
 void vf_metrics_count_cache(vf_metrics *m, int result);
 
 /* The exposition text, malloc'd and NUL-terminated (*len without the NUL when

@@ -15,6 +15,7 @@
 #include "broker/api/server_internal.h"
 #include "broker/api/tool_spec.h"
 #include "broker/api/tool_spec_format.h"
+#include "broker/fleet/fleet.h"
 #include "broker/mcp/mcp_http.h"
 #include "ipc/ipc_frame.h"
 #include "policy/tenant_auth.h"
@@ -134,6 +135,7 @@ static enum MHD_Result handle_metrics(vf_broker *b, const vf_tenant_config *tena
         if (vf_circuit_snapshot_get(b->rt->circuits, tenant->name, tenant->providers[p].name, NULL, now, &snap))
             vf_metrics_set_circuit_state(b->rt->metrics, tenant->name, tenant->providers[p].name, (int)snap.state);
     }
+    vf_metrics_set_state_round_trips(b->rt->metrics, (long long)vf_fleet_round_trips(b->rt->fleet));
     size_t len = 0;
     char *text = vf_metrics_render(b->rt->metrics, tenant->name, &len);
     if (!text)

@@ -120,9 +120,7 @@ void vf_cache_store_put(vf_state *st, const char *key, const char *lock_key, con
         argv[1] = value; lens[1] = lens[2];
         argv[2] = ttl; lens[2] = lens[3];
     }
-    redisReply *r = vf_state_eval(st, &put_script, nkeys, nkeys + 2, argv, lens);
-    if (r)
-        freeReplyObject(r);
+    vf_state_write_eval(st, &put_script, nkeys, nkeys + 2, argv, lens);
     free(value);
 }
 
@@ -131,9 +129,7 @@ void vf_cache_store_unlock(vf_state *st, const char *lock_key)
     if (!st || !lock_key)
         return;
     const char *argv[2] = { "DEL", lock_key };
-    redisReply *r = vf_state_command(st, 2, argv, NULL);
-    if (r)
-        freeReplyObject(r);
+    vf_state_write(st, 2, argv, NULL);
 }
 
 bool vf_cache_store_locked(vf_state *st, const char *lock_key)

@@ -143,6 +143,29 @@ void vf_fleet_provider_release(vf_fleet *f, const vf_tenant_config *t, const vf_
     vf_quota_release(f->key_quota, id);
 }
 
+void vf_fleet_writes_begin(const vf_fleet *f)
+{
+    if (f && f->st)
+        vf_state_defer_begin();
+}
+
+void vf_fleet_writes_send(const vf_fleet *f)
+{
+    if (f && f->st)
+        vf_state_defer_send(f->st);
+}
+
+void vf_fleet_writes_settle(const vf_fleet *f)
+{
+    if (f && f->st)
+        vf_state_settle(f->st);
+}
+
+uint64_t vf_fleet_round_trips(const vf_fleet *f)
+{
+    return f ? vf_state_round_trips(f->st) : 0;
+}
+
 bool vf_fleet_degraded(void)
 {
     return current && current->st && vf_state_degraded(current->st);

@@ -31,6 +31,17 @@ bool vf_fleet_provider_acquire(vf_fleet *f, const vf_tenant_config *t, const vf_
                                unsigned *retry_after_s);
 void vf_fleet_provider_release(vf_fleet *f, const vf_tenant_config *t, const vf_provider_config *p);
 
+/* Around one lookup's thread: the store writes nobody waits for (lease
+ * releases, circuit records, cache stores) are queued from begin, sent in
+ * one write by send (call it before the answer goes out, so they reach the
+ * store first), and their replies read by settle (after the answer). */
+void vf_fleet_writes_begin(const vf_fleet *f);
+void vf_fleet_writes_send(const vf_fleet *f);
+void vf_fleet_writes_settle(const vf_fleet *f);
+
+/* Round trips the lookups waited for on the shared store (0 without one). */
+uint64_t vf_fleet_round_trips(const vf_fleet *f);
+
 /* For readiness: true when a shared store is configured and unavailable. */
 bool vf_fleet_degraded(void);
 /* "local" (no store), "ok" or "degraded". */

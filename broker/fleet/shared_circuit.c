@@ -138,9 +138,7 @@ static void record(void *ctx, const char *tenant, const char *provider, const ch
         argv[argc++] = provider_failure ? "2" : content_failure ? "1" : "0";
         argv[argc++] = probe_mask & 2 ? "1" : "0";
     }
-    redisReply *r = vf_state_eval(st, &record_script, sk.n * KEYS_PER_SCOPE, argc, argv, NULL);
-    if (r)
-        freeReplyObject(r);
+    vf_state_write_eval(st, &record_script, sk.n * KEYS_PER_SCOPE, argc, argv, NULL);
 }
 
 static void release(void *ctx, const char *tenant, const char *provider, const char *host, unsigned probe_mask)
@@ -155,9 +153,7 @@ static void release(void *ctx, const char *tenant, const char *provider, const c
             argv[argc++] = sk.k[s][3];
     if (argc == 1)
         return;
-    redisReply *r = vf_state_command(st, argc, argv, NULL);
-    if (r)
-        freeReplyObject(r);
+    vf_state_write(st, argc, argv, NULL);
 }
 
 void vf_shared_circuit_ops(vf_state *st, vf_circuit_shared *ops)

@@ -194,7 +194,5 @@ void vf_shared_quota_release(void *opaque, const char *name)
     keys_for(sq, name, bucket, leases);
     member_of(sq, seq, member, sizeof member);
     const char *argv[3] = { "ZREM", leases, member };
-    redisReply *r = vf_state_command(sq->st, 3, argv, NULL);
-    if (r)
-        freeReplyObject(r);
+    vf_state_write(sq->st, 3, argv, NULL);
 }

@@ -18,7 +18,9 @@ struct vf_state {
     uint64_t retry_at_ms;      /* no connection attempt before this */
     unsigned backoff_ms;
     bool failing;              /* the last operation failed */
+    unsigned unread;           /* replies to deferred writes not read yet (they come first) */
     atomic_uint_fast64_t errors;
+    atomic_uint_fast64_t trips;   /* times a caller waited for a reply */
     vf_state_error_fn on_error;
     void *error_ctx;
 };
@@ -83,6 +85,7 @@ static void note_failure(vf_state *s, bool drop_connection)
     if (drop_connection && s->ctx) {
         redisFree(s->ctx);
         s->ctx = NULL;
+        s->unread = 0;
     }
     if (!s->ctx) {
         s->retry_at_ms = mono_ms() + s->backoff_ms;
@@ -122,11 +125,78 @@ static bool ensure_connected(vf_state *s)
     return true;
 }
 
+/* ---- deferred writes ----------------------------------------------------
+ * A thread's writes (vf_state_write*) wait in its queue while a batch is
+ * open; they go out in the same write() as the thread's next command, or at
+ * vf_state_defer_send. Their replies are read by whoever uses the connection
+ * next (s->unread), so no one waits a round trip for them. */
+
+#define QUEUE_MAX 32u
+
+typedef struct {
+    bool open;
+    unsigned n;
+    char *cmd[QUEUE_MAX];     /* RESP, from redisFormatCommandArgv */
+    int len[QUEUE_MAX];
+} write_queue;
+
+static __thread write_queue queue;
+
+static void queue_clear(void)
+{
+    for (unsigned i = 0; i < queue.n; i++)
+        redisFreeCommand(queue.cmd[i]);
+    queue.n = 0;
+}
+
+/* Caller holds the lock. Reads the replies owed to earlier deferred writes. */
+static bool read_unread(vf_state *s)
+{
+    while (s->unread > 0 && s->ctx) {
+        void *reply = NULL;
+        if (redisGetReply(s->ctx, &reply) != REDIS_OK) {
+            s->unread = 0;
+            note_failure(s, true);
+            return false;
+        }
+        s->unread--;
+        redisReply *r = reply;
+        if (r && r->type == REDIS_REPLY_ERROR) {
+            if (vf_log_limit_take("state_store_error"))
+                fprintf(stderr, "verifetchd: shared state write failed: %.200s\n", r->str);
+            note_failure(s, false);
+        }
+        freeReplyObject(r);
+    }
+    return s->ctx != NULL;
+}
+
+/* Caller holds the lock and a connection: this thread's queue into the output buffer. */
+static void append_queue(vf_state *s)
+{
+    for (unsigned i = 0; i < queue.n; i++)
+        if (redisAppendFormattedCommand(s->ctx, queue.cmd[i], (size_t)queue.len[i]) == REDIS_OK)
+            s->unread++;
+    queue_clear();
+}
+
 /* Caller holds the lock and a connection. NULL after counting a failure;
- * an error reply is returned as is when keep_errors. */
+ * an error reply is returned as is when keep_errors. The thread's queued
+ * writes go out in the same write(), ahead of the command. */
 static redisReply *run(vf_state *s, int argc, const char **argv, const size_t *lens, bool keep_errors)
 {
-    redisReply *r = redisCommandArgv(s->ctx, argc, argv, lens);
+    if (!read_unread(s))
+        return NULL;
+    append_queue(s);
+    if (redisAppendCommandArgv(s->ctx, argc, argv, lens) != REDIS_OK) {
+        note_failure(s, true);
+        return NULL;
+    }
+    if (!read_unread(s))
+        return NULL;
+    void *reply = NULL;
+    atomic_fetch_add(&s->trips, 1);
+    redisReply *r = redisGetReply(s->ctx, &reply) == REDIS_OK ? reply : NULL;
     if (!r) {
         note_failure(s, true);   /* I/O error or timeout: the connection is unusable */
         return NULL;
@@ -160,40 +230,59 @@ static void script_sha(vf_state_script *sc)
         snprintf(sc->sha1 + 2 * i, 3, "%02x", md[i]);
 }
 
-#define EVAL_MAX_ARGS 24
+#define EVAL_MAX_ARGS 48
+
+typedef struct {
+    const char *av[EVAL_MAX_ARGS];
+    size_t al[EVAL_MAX_ARGS];
+    char nk[16];
+    int argc;
+} eval_args;
+
+/* EVAL(SHA) <script> nkeys argv...: slots 0 and 1 are filled by the caller. */
+static bool eval_args_fill(eval_args *e, int nkeys, int argc, const char **argv, const size_t *lens)
+{
+    if (argc < 0 || argc + 3 > EVAL_MAX_ARGS)
+        return false;
+    snprintf(e->nk, sizeof e->nk, "%d", nkeys);
+    for (int i = 0; i < argc; i++) {
+        e->av[i + 3] = argv[i];
+        e->al[i + 3] = lens ? lens[i] : strlen(argv[i]);
+    }
+    e->av[2] = e->nk;
+    e->al[2] = strlen(e->nk);
+    e->argc = argc + 3;
+    return true;
+}
+
+static void eval_args_source(eval_args *e, const vf_state_script *script)
+{
+    e->av[0] = "EVAL";
+    e->al[0] = 4;
+    e->av[1] = script->source;
+    e->al[1] = strlen(script->source);
+}
 
 redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
                           const size_t *lens)
 {
-    if (!s || argc < 0 || argc + 3 > EVAL_MAX_ARGS)
+    eval_args e;
+    if (!s || !eval_args_fill(&e, nkeys, argc, argv, lens))
         return NULL;
-    const char *av[EVAL_MAX_ARGS];
-    size_t al[EVAL_MAX_ARGS];
-    char nk[16];
-    snprintf(nk, sizeof nk, "%d", nkeys);
-    for (int i = 0; i < argc; i++) {
-        av[i + 3] = argv[i];
-        al[i + 3] = lens ? lens[i] : strlen(argv[i]);
-    }
-    av[2] = nk;
-    al[2] = strlen(nk);
     pthread_mutex_lock(&s->lock);
     script_sha(script);   /* under the lock: two threads never write sha1 at once */
-    av[0] = "EVALSHA";
-    al[0] = 7;
-    av[1] = script->sha1;
-    al[1] = 40;
+    e.av[0] = "EVALSHA";
+    e.al[0] = 7;
+    e.av[1] = script->sha1;
+    e.al[1] = 40;
     redisReply *r = NULL;
     if (ensure_connected(s)) {
-        r = run(s, argc + 3, av, al, true);
+        r = run(s, e.argc, e.av, e.al, true);
         if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
             /* First use on this server (or after SCRIPT FLUSH / a restart): EVAL caches it. */
             freeReplyObject(r);
-            av[0] = "EVAL";
-            al[0] = 4;
-            av[1] = script->source;
-            al[1] = strlen(script->source);
-            r = run(s, argc + 3, av, al, true);
+            eval_args_source(&e, script);
+            r = s->ctx ? run(s, e.argc, e.av, e.al, true) : NULL;
         }
         if (r && r->type == REDIS_REPLY_ERROR) {
             if (vf_log_limit_take("state_store_error"))
@@ -205,6 +294,96 @@ redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int a
     }
     pthread_mutex_unlock(&s->lock);
     return r;
+}
+
+/* Caller holds the lock and a connection: everything buffered goes out now. */
+static void write_out(vf_state *s)
+{
+    int done = 0;
+    while (!done && s->ctx) {
+        if (redisBufferWrite(s->ctx, &done) != REDIS_OK)
+            note_failure(s, true);
+    }
+}
+
+/* This thread's queue goes out in one write; its replies are read later. */
+static void send_queue(vf_state *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (ensure_connected(s) && read_unread(s)) {
+        append_queue(s);
+        write_out(s);
+    }
+    queue_clear();   /* the store is down: local state has taken over */
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void enqueue(vf_state *s, int argc, const char **argv, const size_t *lens)
+{
+    if (queue.n == QUEUE_MAX)
+        send_queue(s);
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
+    if (len < 0)
+        return;
+    queue.cmd[queue.n] = cmd;
+    queue.len[queue.n++] = len;
+}
+
+void vf_state_write(vf_state *s, int argc, const char **argv, const size_t *lens)
+{
+    if (!s)
+        return;
+    if (queue.open) {
+        enqueue(s, argc, argv, lens);
+        return;
+    }
+    redisReply *r = vf_state_command(s, argc, argv, lens);
+    if (r)
+        freeReplyObject(r);
+}
+
+void vf_state_write_eval(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
+                         const size_t *lens)
+{
+    if (!s)
+        return;
+    if (!queue.open) {
+        redisReply *r = vf_state_eval(s, script, nkeys, argc, argv, lens);
+        if (r)
+            freeReplyObject(r);
+        return;
+    }
+    eval_args e;
+    if (!eval_args_fill(&e, nkeys, argc, argv, lens))
+        return;
+    eval_args_source(&e, script);   /* the full script: a queued write can never meet NOSCRIPT */
+    enqueue(s, e.argc, e.av, e.al);
+}
+
+void vf_state_defer_begin(void)
+{
+    queue.open = true;
+}
+
+void vf_state_defer_send(vf_state *s)
+{
+    queue.open = false;
+    if (queue.n == 0)
+        return;
+    if (s)
+        send_queue(s);
+    queue_clear();
+}
+
+void vf_state_settle(vf_state *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (s->unread)
+        read_unread(s);
+    pthread_mutex_unlock(&s->lock);
 }
 
 bool vf_state_degraded(vf_state *s)
@@ -227,6 +406,11 @@ bool vf_state_degraded(vf_state *s)
 uint64_t vf_state_errors(const vf_state *s)
 {
     return s ? atomic_load(&((vf_state *)s)->errors) : 0;
+}
+
+uint64_t vf_state_round_trips(const vf_state *s)
+{
+    return s ? atomic_load(&((vf_state *)s)->trips) : 0;
 }
 
 const char *vf_state_prefix(const vf_state *s)

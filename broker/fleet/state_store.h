@@ -41,12 +41,31 @@ redisReply *vf_state_command(vf_state *s, int argc, const char **argv, const siz
 redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
                           const size_t *lens);
 
+/* Writes whose reply nobody needs (lease releases, circuit records, cache
+ * stores). While the calling thread has deferred writes on
+ * (vf_state_defer_begin), they wait in its queue and go out in the same
+ * write() as its next command, or all together at vf_state_defer_send, whose
+ * replies are read by the next user of the connection (or vf_state_settle):
+ * no one waits a round trip for them, and they reach the store before any
+ * later command of this process. Otherwise each runs at once. */
+void vf_state_write(vf_state *s, int argc, const char **argv, const size_t *lens);
+void vf_state_write_eval(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
+                         const size_t *lens);
+void vf_state_defer_begin(void);
+/* One write for the thread's queue (s may be NULL: nothing to send); defer is off after. */
+void vf_state_defer_send(vf_state *s);
+/* Reads replies owed to sent writes (counting failures), so errors show without waiting for traffic. */
+void vf_state_settle(vf_state *s);
+
 /* true when the last operation failed or the store is backing off. When the
  * backoff has passed it tries a PING first, so readiness recovers by itself. */
 bool vf_state_degraded(vf_state *s);
 
 /* Failed operations since start. */
 uint64_t vf_state_errors(const vf_state *s);
+
+/* Commands a caller waited on a reply for (a pipelined batch is one). */
+uint64_t vf_state_round_trips(const vf_state *s);
 
 /* The configured key prefix ("verifetch:"). */
 const char *vf_state_prefix(const vf_state *s);

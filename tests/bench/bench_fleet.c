@@ -3,10 +3,14 @@
  * redis-server on loopback and a loopback origin:
  *   local   - no `state` (in-process quotas and circuits)
  *   shared  - the same tenant with `state = { redis = ... }`
- * Rounds are interleaved (local, shared, local, ...) so drift hits both.
- * Reported: p50/p90 client latency per lookup, broker CPU (utime+stime) per
- * lookup, redis-server CPU per lookup, and cache-hit latency for a 10 KiB page
- * (shared store and in-process LRU). Run:
+ * Every request goes over one kept-alive connection per broker
+ * (keepalive_client.c), so the client's own cost is small and the same for
+ * all rows; GET /v1/health on the same connection is the floor. Rounds are
+ * interleaved (local, shared, hit, health, ...) so drift hits every row.
+ * Reported: p50/p90 per cache-miss lookup, broker CPU (utime+stime) per
+ * lookup, redis-server CPU per lookup, the round trips a lookup waited for
+ * (verifetch_state_round_trips_total), and cache-hit latency for a 10 KiB
+ * page beside the floor. Run:
  *   meson test -C build --benchmark fleet_bench --verbose
  * Built on the fleet test harness (Criterion), so it starts and reaps
  * everything itself. */
@@ -18,6 +22,7 @@
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 
+#include "tests/bench/keepalive_client.h"
 #include "tests/fleet/fl.h"
 
 #define ROUNDS 200
@@ -53,18 +58,44 @@ static double cpu_ms(pid_t pid)
     return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
 }
 
-static double timed_lookup(const pol_broker *b, const hx_origin *o, const char *path, const char *want_cache)
+/* One lookup on c for the origin's path; asserts success (and the cache field). */
+static double timed_lookup(ka_conn *c, const hx_origin *o, const char *path, const char *want_cache)
+{
+    char url[512], body[700];
+    hx_origin_url(o, false, path, url, sizeof url);
+    snprintf(body, sizeof body, "{\"url\": \"%s\"}", url);
+    double t0 = hx_now_ms();
+    int status = ka_request(c, "POST", "/v1/lookup", body);
+    double ms = hx_now_ms() - t0;
+    cr_assert_eq(status, 200, "%d %s", status, c->buf ? c->buf : "");
+    cr_assert(strstr(c->buf, "\"status\":\"success\""), "%.300s", c->buf);
+    if (want_cache) {
+        char field[32];
+        snprintf(field, sizeof field, "\"cache\":\"%s\"", want_cache);
+        cr_assert(strstr(c->buf, field), "want %s: %.300s", field, c->buf);
+    }
+    return ms;
+}
+
+/* The floor: a request on the same connection that touches no lookup. */
+static double timed_health(ka_conn *c)
 {
     double t0 = hx_now_ms();
-    hx_response r = fl_lookup(b, 0, o, path, NULL, NULL, 0);
+    int status = ka_request(c, "GET", "/v1/health", NULL);
     double ms = hx_now_ms() - t0;
-    cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
-    const char *st = json_string_value(json_object_get(r.json, "status"));
-    cr_assert(st && strcmp(st, "success") == 0, "%s", r.body);
-    if (want_cache)
-        cr_assert_str_eq(fl_cache_field(&r), want_cache, "%s", r.body);
-    hx_response_free(&r);
+    cr_assert_eq(status, 200, "%d %s", status, c->buf ? c->buf : "");
     return ms;
+}
+
+/* A counter from the broker's /metrics. */
+static double metric(ka_conn *c, const char *name)
+{
+    cr_assert_eq(ka_request(c, "GET", "/metrics", NULL), 200);
+    char needle[128];
+    snprintf(needle, sizeof needle, "\n%s ", name);
+    const char *p = strstr(c->buf, needle);
+    cr_assert(p, "%s not in /metrics", name);
+    return atof(p + strlen(needle));
 }
 
 /* Commands redis-server has processed so far (INFO stats), through c. */
@@ -78,35 +109,6 @@ static long long redis_commands(redisContext *c)
     return n;
 }
 
-/* Round trips the broker makes to redis per cache-miss lookup, counted with
- * MONITOR: every line a client sent, leaving out the commands scripts ran
- * inside the server ("[0 lua]"). */
-static double round_trips_per_lookup(const pol_broker *b, const hx_origin *o, const rp_redis *redis)
-{
-    enum { N = 20 };
-    redisContext *mon = redisConnect("127.0.0.1", redis->port);
-    cr_assert(mon && !mon->err, "monitor connection");
-    redisReply *ok = redisCommand(mon, "MONITOR");
-    cr_assert(ok && ok->type == REDIS_REPLY_STATUS, "MONITOR");
-    freeReplyObject(ok);
-    for (int i = 0; i < N; i++) {
-        char path[64];
-        snprintf(path, sizeof path, "/page?trips=%d", i);
-        timed_lookup(b, o, path, "miss");
-    }
-    redisSetTimeout(mon, (struct timeval){ .tv_sec = 0, .tv_usec = 300 * 1000 });
-    int trips = 0;
-    void *reply;
-    while (redisGetReply(mon, &reply) == REDIS_OK) {
-        redisReply *line = reply;
-        if (line->type == REDIS_REPLY_STATUS && !strstr(line->str, " lua]"))
-            trips++;
-        freeReplyObject(line);
-    }
-    redisFree(mon);
-    return (double)trips / N;
-}
-
 /* One PING round trip on an open connection: the floor under every command. */
 static double redis_rtt_ms(redisContext *c)
 {
@@ -118,12 +120,12 @@ static double redis_rtt_ms(redisContext *c)
     return ms;
 }
 
-/* The same client, the same socket, a request that touches no lookup: the
- * floor a cache hit is compared with. */
-static double timed_health(const pol_broker *b)
+/* The old client for comparison: libcurl, a new connection per request, plus
+ * the harness's sanitizer-log scan. */
+static double curl_ms(const pol_broker *b, const hx_origin *o, const char *path)
 {
     double t0 = hx_now_ms();
-    hx_response r = hx_request(&b->hx, "GET", "/v1/health", NULL, 0);
+    hx_response r = path ? fl_lookup(b, 0, o, path, NULL, NULL, 0) : hx_request(&b->hx, "GET", "/v1/health", NULL, 0);
     double ms = hx_now_ms() - t0;
     cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
     hx_response_free(&r);
@@ -138,74 +140,92 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
     rp_start(&redis, 0);
     hx_origin_start(&origin, NULL, NULL);
     /* Quota (rate + concurrency) and health ordering: every lookup runs the
-     * quota script, the lease release, the circuit admit and record scripts. */
+     * tenant quota, the lease release, the circuit admit and record and the
+     * cache claim and store against the shared store. */
     const char *tenant = "{ name = \"b\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 64; };"
                          " ordering = { strategy = \"health\"; };"
                          " cache = { max_ttl_s = 600; }; " POL_EGRESS_LOOPBACK " }";
     pol_broker_opts lo = { .tenants = tenant };
     pol_broker_start(&local, &lo);
     fl_start_brokers(&shared, 1, &redis, tenant, false);
+    ka_conn cl, cs;
+    cr_assert_eq(ka_open(&cl, local.hx.socket_path), 0, "connect local");
+    cr_assert_eq(ka_open(&cs, shared.hx.socket_path), 0, "connect shared");
 
     /* Warm both (zygote, connections, script cache). */
     for (int i = 0; i < 5; i++) {
-        timed_lookup(&local, &origin, "/page", NULL);
-        timed_lookup(&shared, &origin, "/page", NULL);
+        char path[64];
+        snprintf(path, sizeof path, "/page?warm=%d", i);
+        timed_lookup(&cl, &origin, path, NULL);
+        timed_lookup(&cs, &origin, path, NULL);
     }
     static double lat_local[ROUNDS], lat_shared[ROUNDS], rtt[ROUNDS];
     redisContext *probe = redisConnect("127.0.0.1", redis.port);
     cr_assert(probe && !probe->err, "probe connection to redis");
+    double trips0 = metric(&cs, "verifetch_state_round_trips_total");
     long long cmds0 = redis_commands(probe);
     double c0l = cpu_ms(local.hx.pid), c0s = cpu_ms(shared.hx.pid), c0r = cpu_ms(redis.pid);
-    double busy_local = 0, busy_shared = 0;
     for (int i = 0; i < ROUNDS; i++) {
         /* A distinct URL per round: a real fetch (cache miss, then stored) every time. */
         char path[64];
         snprintf(path, sizeof path, "/page?r=%d", i);
-        double a = cpu_ms(local.hx.pid);
-        lat_local[i] = timed_lookup(&local, &origin, path, NULL);
-        busy_local += cpu_ms(local.hx.pid) - a;
-        double b = cpu_ms(shared.hx.pid);
-        lat_shared[i] = timed_lookup(&shared, &origin, path, NULL);
-        busy_shared += cpu_ms(shared.hx.pid) - b;
+        lat_local[i] = timed_lookup(&cl, &origin, path, "miss");
+        lat_shared[i] = timed_lookup(&cs, &origin, path, "miss");
         rtt[i] = redis_rtt_ms(probe);
     }
-    /* Minus the probe's own INFO and PINGs. */
-    double cmds_per_lookup = (double)(redis_commands(probe) - cmds0 - 1 - ROUNDS) / ROUNDS;
     double cpu_local = (cpu_ms(local.hx.pid) - c0l) / ROUNDS, cpu_shared = (cpu_ms(shared.hx.pid) - c0s) / ROUNDS;
     double cpu_redis = (cpu_ms(redis.pid) - c0r) / ROUNDS;
-    (void)busy_local;
-    (void)busy_shared;
-    double p50l = pct(lat_local, ROUNDS, 0.5), p90l = pct(lat_local, ROUNDS, 0.9);
-    double p50s = pct(lat_shared, ROUNDS, 0.5), p90s = pct(lat_shared, ROUNDS, 0.9);
+    /* Minus the probe's own INFO and PINGs. */
+    double cmds_per_lookup = (double)(redis_commands(probe) - cmds0 - 1 - ROUNDS) / ROUNDS;
+    double trips = (metric(&cs, "verifetch_state_round_trips_total") - trips0) / ROUNDS;
 
-    /* Cache hits, 10 KiB page: one miss fills, then hits (shared store, and local LRU). */
+    /* Cache hits, 10 KiB page: one miss fills, then hits. On the shared
+     * broker a hit is served by its in-process tier after the fleet-wide quota. */
     const char *page = "/big?bytes=10240";
-    timed_lookup(&shared, &origin, page, "miss");
-    timed_lookup(&local, &origin, page, "miss");
-    static double hit_shared[ROUNDS], hit_local[ROUNDS], floor_local[ROUNDS];
+    timed_lookup(&cs, &origin, page, "miss");
+    timed_lookup(&cl, &origin, page, "miss");
+    double trips_h0 = metric(&cs, "verifetch_state_round_trips_total");
+    static double hit_local[ROUNDS], hit_shared[ROUNDS], floor_local[ROUNDS], floor_shared[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
-        hit_local[i] = timed_lookup(&local, &origin, page, "hit");
-        hit_shared[i] = timed_lookup(&shared, &origin, page, "hit");
-        floor_local[i] = timed_health(&local);
+        hit_local[i] = timed_lookup(&cl, &origin, page, "hit");
+        floor_local[i] = timed_health(&cl);
+        hit_shared[i] = timed_lookup(&cs, &origin, page, "hit");
+        floor_shared[i] = timed_health(&cs);
+    }
+    double trips_hit = (metric(&cs, "verifetch_state_round_trips_total") - trips_h0) / ROUNDS;
+    /* The old client (new connection per request), for comparison with earlier figures. */
+    enum { CURL_ROUNDS = 50 };
+    static double curl_hit[CURL_ROUNDS], curl_floor[CURL_ROUNDS];
+    for (int i = 0; i < CURL_ROUNDS; i++) {
+        curl_hit[i] = curl_ms(&local, &origin, page);
+        curl_floor[i] = curl_ms(&local, &origin, NULL);
     }
     redisFree(probe);
-    printf("fleet_bench: %d interleaved rounds, cache misses forced by distinct URLs\n", ROUNDS);
-    printf("  lookup latency  local  p50 %.3f ms  p90 %.3f ms\n", p50l, p90l);
-    printf("  lookup latency  shared p50 %.3f ms  p90 %.3f ms  (p50 added %+.3f ms, ratio %.3f)\n", p50s, p90s,
+    ka_close(&cl);
+    ka_close(&cs);
+
+    double p50l = pct(lat_local, ROUNDS, 0.5), p90l = pct(lat_local, ROUNDS, 0.9);
+    double p50s = pct(lat_shared, ROUNDS, 0.5), p90s = pct(lat_shared, ROUNDS, 0.9);
+    printf("fleet_bench: %d interleaved rounds, one kept-alive connection per broker, cache misses forced by distinct URLs\n",
+           ROUNDS);
+    printf("  cache miss  local  p50 %.3f ms  p90 %.3f ms\n", p50l, p90l);
+    printf("  cache miss  shared p50 %.3f ms  p90 %.3f ms  (p50 added %+.3f ms, ratio %.3f)\n", p50s, p90s,
            p50s - p50l, p50s / p50l);
     double rtt50 = pct(rtt, ROUNDS, 0.5);
-    double trips = round_trips_per_lookup(&shared, &origin, &redis);
-    printf("  redis round trips per cache-miss lookup %.2f (commands incl. those run inside scripts %.2f);"
-           " one loopback round trip p50 %.3f ms, so about %.3f ms of the added p50\n",
-           trips, cmds_per_lookup, rtt50, trips * rtt50);
+    printf("  redis round trips waited per cache-miss lookup %.2f (commands sent incl. those run inside scripts %.2f);"
+           " one loopback PING p50 %.3f ms\n", trips, cmds_per_lookup, rtt50);
     printf("  broker CPU per lookup  local %.3f ms  shared %.3f ms  (added %+.3f ms); redis-server %.3f ms\n",
            cpu_local, cpu_shared, cpu_shared - cpu_local, cpu_redis);
-    double floor50 = pct(floor_local, ROUNDS, 0.5);
-    printf("  floor: GET /v1/health, same client and socket, p50 %.3f ms\n", floor50);
-    printf("  cache hit 10 KiB  in-process LRU p50 %.3f ms  p90 %.3f ms  (above the floor %+.3f ms)\n",
-           pct(hit_local, ROUNDS, 0.5), pct(hit_local, ROUNDS, 0.9), pct(hit_local, ROUNDS, 0.5) - floor50);
-    printf("  cache hit 10 KiB  shared-state broker p50 %.3f ms  p90 %.3f ms\n", pct(hit_shared, ROUNDS, 0.5),
-           pct(hit_shared, ROUNDS, 0.9));
+    double fl50 = pct(floor_local, ROUNDS, 0.5), fs50 = pct(floor_shared, ROUNDS, 0.5);
+    double hl50 = pct(hit_local, ROUNDS, 0.5), hs50 = pct(hit_shared, ROUNDS, 0.5);
+    printf("  floor GET /v1/health  local p50 %.3f ms  shared p50 %.3f ms\n", fl50, fs50);
+    printf("  cache hit 10 KiB  local  p50 %.3f ms  p90 %.3f ms  (above its floor %+.3f ms)\n", hl50,
+           pct(hit_local, ROUNDS, 0.9), hl50 - fl50);
+    printf("  cache hit 10 KiB  shared p50 %.3f ms  p90 %.3f ms  (above its floor %+.3f ms; %.2f round trips waited)\n",
+           hs50, pct(hit_shared, ROUNDS, 0.9), hs50 - fs50, trips_hit);
+    double ch50 = pct(curl_hit, CURL_ROUNDS, 0.5), cf50 = pct(curl_floor, CURL_ROUNDS, 0.5);
+    printf("  old client (libcurl, connect per request), local: hit p50 %.3f ms, health p50 %.3f ms (%+.3f ms)\n",
+           ch50, cf50, ch50 - cf50);
     fflush(stdout);
     rp_kill(&redis);
 }

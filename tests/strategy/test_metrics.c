@@ -118,6 +118,9 @@ Test(metrics, exact_text_for_a_small_registry)
         "# HELP verifetch_state_backend_errors_total Shared-store (Redis/Valkey) operations that failed; lookups fell back to local state.\n"
         "# TYPE verifetch_state_backend_errors_total counter\n"
         "verifetch_state_backend_errors_total 0\n"
+        "# HELP verifetch_state_round_trips_total Shared-store round trips a request waited for (a pipelined batch counts once).\n"
+        "# TYPE verifetch_state_round_trips_total counter\n"
+        "verifetch_state_round_trips_total 0\n"
         "# HELP verifetch_cache_lookups_total Lookup cache results.\n"
         "# TYPE verifetch_cache_lookups_total counter\n"
         "verifetch_cache_lookups_total{result=\"hit\"} 0\n"
@@ -335,8 +338,8 @@ Test(metrics, every_sample_follows_its_type_line)
         cr_assert(end && *end == '\0', "value of '%s' is not a number", line);
     }
     /* 2 tenants x 4 statuses + (2+1) providers x 5 outcomes + 1 denial + 14 spawn + 2 x 15 lookup + 3 circuit + 1
-     * workers + 1 shared-store errors + 3 cache results */
-    cr_assert_eq(samples, 8 + 15 + 1 + 14 + 30 + 3 + 1 + 1 + 3);
+     * workers + 1 shared-store errors + 1 shared-store round trips + 3 cache results */
+    cr_assert_eq(samples, 8 + 15 + 1 + 14 + 30 + 3 + 1 + 1 + 1 + 3);
     free(text);
     vf_metrics_free(m);
 }
