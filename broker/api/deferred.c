@@ -8,6 +8,7 @@
 #include "broker/api/lookup_log.h"
 #include "broker/api/metrics.h"
 #include "broker/fleet/fleet.h"
+#include "broker/fleet/fleet_lookup.h"
 #include "broker/lookup/cancel.h"
 #include "broker/lookup/lookup.h"
 #include "broker/mcp/mcp_http.h"
@@ -48,6 +49,7 @@ static vf_answer lookup_answer(vf_deferred *d)
     vf_broker *b = d->broker;
     const char *tenant = d->tenant->name;
     unsigned retry_after = 0;
+    vf_fleet_lookup_prepare(b, d->tenant, &d->req);   /* the quota's store trip then claims the cache too */
     vf_quota_verdict v = vf_quota_acquire(b->rt->quota, tenant, (uint64_t)vf_now_ms(), &retry_after);
     if (v != VF_QUOTA_OK) {
         vf_metrics_count_lookup(b->rt->metrics, tenant, VF_LOOKUP_THROTTLED);
@@ -79,7 +81,7 @@ static void *run(void *arg)
 {
     vf_deferred *d = arg;
     vf_server *s = d->server;
-    const vf_fleet *fleet = d->broker->rt->fleet;
+    vf_fleet *fleet = d->broker->rt->fleet;
     vf_fleet_writes_begin(fleet);
     if (d->is_mcp) {
         unsigned status = MHD_HTTP_INTERNAL_SERVER_ERROR;

@@ -10,13 +10,6 @@
 
 #define VALUE_MAGIC "vf1\n"
 
-/* KEYS: value, lock. ARGV: lock ms. {1, value} | {2} locked | {0} busy. */
-static vf_state_script claim_script = { .source =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v then return {1, v} end\n"
-    "if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return {2} end\n"
-    "return {0}\n" };
-
 /* KEYS: value [, lock]. ARGV: value, ttl s. */
 static vf_state_script put_script = { .source =
     "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
@@ -68,32 +61,20 @@ static int take_lock(vf_state *st, const char *lock_key, uint64_t ms)
     return mine;
 }
 
-vf_cache_claim vf_cache_store_claim(vf_state *st, const char *key, const char *lock_key, uint64_t now,
-                                    uint64_t max_age_ms, uint64_t lock_ms, char **json, uint64_t *fetched_at,
-                                    uint64_t *expires_at)
+vf_cache_claim vf_cache_store_claimed(vf_state *st, long long tag, const redisReply *value, const char *lock_key,
+                                      uint64_t now, uint64_t max_age_ms, uint64_t lock_ms, char **json,
+                                      uint64_t *fetched_at, uint64_t *expires_at)
 {
     *json = NULL;
-    if (!st)
+    if (tag == 0)
+        return VF_CLAIM_BUSY;
+    if (tag != 1 || !value || value->type != REDIS_REPLY_STRING)
         return VF_CLAIM_LOCKED;
-    char px[24];
-    snprintf(px, sizeof px, "%" PRIu64, lock_ms);
-    const char *argv[3] = { key, lock_key, px };
-    redisReply *r = vf_state_eval(st, &claim_script, 2, 3, argv, NULL);
-    if (!r)
-        return VF_CLAIM_LOCKED;
-    vf_cache_claim claim = VF_CLAIM_LOCKED;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->element[0]->type == REDIS_REPLY_INTEGER) {
-        long long tag = r->element[0]->integer;
-        if (tag == 0)
-            claim = VF_CLAIM_BUSY;
-        else if (tag == 1 && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING) {
-            *json = parse_value(r->element[1]->str, r->element[1]->len, now, max_age_ms, fetched_at, expires_at);
-            /* A value too old for this caller: it needs the lock like a miss (a second, rare trip). */
-            claim = *json ? VF_CLAIM_HIT : (take_lock(st, lock_key, lock_ms) ? VF_CLAIM_LOCKED : VF_CLAIM_BUSY);
-        }
-    }
-    freeReplyObject(r);
-    return claim;
+    *json = parse_value(value->str, value->len, now, max_age_ms, fetched_at, expires_at);
+    if (*json)
+        return VF_CLAIM_HIT;
+    /* A value too old for this caller: it needs the lock like a miss (a second, rare trip). */
+    return take_lock(st, lock_key, lock_ms) ? VF_CLAIM_LOCKED : VF_CLAIM_BUSY;
 }
 
 void vf_cache_store_put(vf_state *st, const char *key, const char *lock_key, const char *json, size_t len,

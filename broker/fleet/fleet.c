@@ -20,6 +20,23 @@ static void count_error(void *ctx)
     vf_metrics_count_state_error(ctx);
 }
 
+/* The tenant quota's shared hook: a prepared lookup's trip carries more. */
+static int tenant_acquire(void *ctx, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
+                          unsigned *retry_after_s)
+{
+    vf_fleet *f = ctx;
+    int decided = 0;
+    if (vf_fleet_plan_quota(f, name, l, v, retry_after_s, &decided))
+        return decided;
+    return vf_shared_quota_acquire(f->tenant_q, name, l, v, retry_after_s);
+}
+
+static void tenant_release(void *ctx, const char *name)
+{
+    vf_fleet *f = ctx;
+    vf_shared_quota_release(f->tenant_q, name);
+}
+
 vf_fleet *vf_fleet_new(vf_quota *tenant_quota, vf_circuit_registry *circuits, vf_metrics *metrics,
                        const vf_config *cfg, char *err, size_t errlen)
 {
@@ -43,7 +60,7 @@ vf_fleet *vf_fleet_new(vf_quota *tenant_quota, vf_circuit_registry *circuits, vf
             vf_fleet_free(f);
             return NULL;
         }
-        vf_quota_shared tq = { vf_shared_quota_acquire, vf_shared_quota_release, f->tenant_q };
+        vf_quota_shared tq = { tenant_acquire, tenant_release, f };
         vf_quota_shared kq = { vf_shared_quota_acquire, vf_shared_quota_release, f->key_q };
         vf_quota_set_shared(tenant_quota, &tq);
         vf_quota_set_shared(f->key_quota, &kq);
@@ -149,10 +166,12 @@ void vf_fleet_writes_begin(const vf_fleet *f)
         vf_state_defer_begin();
 }
 
-void vf_fleet_writes_send(const vf_fleet *f)
+void vf_fleet_writes_send(vf_fleet *f)
 {
-    if (f && f->st)
+    if (f && f->st) {
+        vf_fleet_plan_end(f);   /* its unlock joins the writes */
         vf_state_defer_send(f->st);
+    }
 }
 
 void vf_fleet_writes_settle(const vf_fleet *f)

@@ -36,7 +36,7 @@ void vf_fleet_provider_release(vf_fleet *f, const vf_tenant_config *t, const vf_
  * one write by send (call it before the answer goes out, so they reach the
  * store first), and their replies read by settle (after the answer). */
 void vf_fleet_writes_begin(const vf_fleet *f);
-void vf_fleet_writes_send(const vf_fleet *f);
+void vf_fleet_writes_send(vf_fleet *f);
 void vf_fleet_writes_settle(const vf_fleet *f);
 
 /* Round trips the lookups waited for on the shared store (0 without one). */

@@ -32,6 +32,16 @@ struct vf_fleet {
     vf_flight *flights;
 };
 
+/* fleet_lookup.c, for the tenant quota's shared hook: when this thread's
+ * lookup was prepared for tenant name, its quota trip also carries the cache
+ * claim and circuit reads (true, *decided as the hook's return); false = not
+ * prepared, use the plain quota script. */
+bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
+                         unsigned *retry_after_s, int *decided);
+/* fleet_lookup.c: the end of this thread's lookup (before its writes go):
+ * gives back what the plan took and the lookup never used. */
+void vf_fleet_plan_end(vf_fleet *f);
+
 /* The running broker's fleet (set by vf_fleet_start), for readiness. */
 vf_fleet *vf_fleet_current(void);
 

@@ -10,8 +10,10 @@
 #include "broker/fleet/cache_control.h"
 #include "broker/fleet/cache_key.h"
 #include "broker/fleet/cache_store.h"
+#include "broker/fleet/fleet_admission.h"
 #include "broker/fleet/fleet_internal.h"
 #include "ipc/ipc_frame.h"
+#include "policy/host_pattern.h"
 
 #define POLL_MS        5u       /* a fleet follower re-reads the store this often */
 #define WAIT_CAP_MS    60000u   /* never wait longer than this for another's fetch */
@@ -94,26 +96,50 @@ static char *await_other_pod(vf_fleet *f, const char *key, const char *lock_key,
 
 /* NULL: the caller leads (registered). Else the flight it waited on (finished
  * or timed out); the caller then calls flight_leave. */
+/* Caller holds flights_lock. */
+static vf_flight *flight_find_locked(vf_fleet *f, const char *key)
+{
+    vf_flight *fl = f->flights;
+    while (fl && strcmp(fl->key, key) != 0)
+        fl = fl->next;
+    return fl;
+}
+
+/* Caller holds flights_lock. NULL on OOM (the caller then leads unregistered). */
+static vf_flight *flight_new_locked(vf_fleet *f, const char *key)
+{
+    vf_flight *fl = calloc(1, sizeof *fl);
+    if (!fl)
+        return NULL;
+    snprintf(fl->key, sizeof fl->key, "%s", key);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&fl->done, &attr);
+    pthread_condattr_destroy(&attr);
+    fl->next = f->flights;
+    f->flights = fl;
+    return fl;
+}
+
+/* The fetcher of key in this process when none is yet (registered), else NULL. */
+static vf_flight *flight_lead(vf_fleet *f, const char *key)
+{
+    pthread_mutex_lock(&f->flights_lock);
+    vf_flight *led = flight_find_locked(f, key) ? NULL : flight_new_locked(f, key);
+    pthread_mutex_unlock(&f->flights_lock);
+    return led;
+}
+
+/* NULL: the caller leads (registered in *led). Else the flight it waited on
+ * (finished or timed out); the caller then calls flight_leave. */
 static vf_flight *flight_join(vf_fleet *f, const char *key, uint64_t budget_ms, vf_flight **led)
 {
     *led = NULL;
     pthread_mutex_lock(&f->flights_lock);
-    vf_flight *fl = f->flights;
-    while (fl && strcmp(fl->key, key) != 0)
-        fl = fl->next;
+    vf_flight *fl = flight_find_locked(f, key);
     if (!fl) {
-        fl = calloc(1, sizeof *fl);
-        if (fl) {
-            snprintf(fl->key, sizeof fl->key, "%s", key);
-            pthread_condattr_t attr;
-            pthread_condattr_init(&attr);
-            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-            pthread_cond_init(&fl->done, &attr);
-            pthread_condattr_destroy(&attr);
-            fl->next = f->flights;
-            f->flights = fl;
-        }
-        *led = fl;
+        *led = flight_new_locked(f, key);
         pthread_mutex_unlock(&f->flights_lock);
         return NULL;
     }
@@ -228,36 +254,207 @@ static json_t *fetch(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t,
     return result;
 }
 
-json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
-                        vf_lookup_fn run)
+/* ---- one round trip before the fetch -------------------------------------
+ * A lookup prepared on its thread (vf_fleet_lookup_prepare, before the
+ * tenant's quota) lets the quota's store trip carry the cache claim and the
+ * circuit reads as well; unprepared, the claim carries the circuit reads. */
+
+typedef struct {
+    bool active;
+    bool ran;                         /* the quota's trip carried the rest */
+    const vf_tenant_config *t;
+    const vf_lookup_request *req;
+    bool keyed;                       /* cacheable: key and lock_key are set */
+    char key[VF_FLEET_KEY_MAX], lock_key[VF_FLEET_KEY_MAX + 8];
+    char host[VF_CIRCUIT_HOST_MAX + 1];
+    bool has_host;
+    char *lru_json;                   /* an in-process hit found ahead */
+    uint64_t lru_fetched_at;
+    vf_flight *led;                   /* this key's fetcher in this process, until the lookup takes it */
+    bool claimed;                     /* claim is the store's answer, until the lookup takes it */
+    vf_cache_claim claim;
+    char *claim_json;
+    uint64_t fetched_at, expires_at;
+} lookup_plan;
+
+static __thread lookup_plan plan;
+
+static bool gated(const vf_tenant_config *t)
+{
+    return t->ordering.strategy == VF_ORDER_HEALTH || t->ordering.skip_unhealthy;
+}
+
+static uint64_t max_age_of(const vf_lookup_request *req)
+{
+    return req->has_max_age ? 1000ull * req->max_age_s : UINT64_MAX;
+}
+
+static bool may_read_of(const vf_lookup_request *req)
+{
+    return !(req->has_max_age && req->max_age_s == 0);
+}
+
+/* The circuits this lookup is about to ask about (the first few providers). */
+static void ask_circuits(vf_admission *a, const vf_tenant_config *t, const char *host)
+{
+    if (!gated(t))
+        return;
+    a->tenant = t->name;
+    a->host = host;
+    for (size_t i = 0; i < t->n_providers && a->n_providers < VF_CIRCUIT_PEEK_MAX; i++)
+        a->providers[a->n_providers++] = t->providers[i].name;
+}
+
+static char *normalised_host(const char *url, char *buf, size_t len)
+{
+    char raw[256];
+    return vf_cache_url_host(url, raw, sizeof raw) == 0 && vf_host_normalize(raw, buf, len) ? buf : NULL;
+}
+
+void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
 {
     vf_fleet *f = b->rt->fleet;
-    if (!f || !t->cache.enabled)
-        return run(b, t, req, NULL);
+    if (!f || !f->st)
+        return;
+    memset(&plan, 0, sizeof plan);
+    plan.active = true;
+    plan.t = t;
+    plan.req = req;
+    plan.has_host = normalised_host(req->url, plan.host, sizeof plan.host) != NULL;
+    char host[256];
+    if (!t->cache.enabled || vf_cache_url_host(req->url, host, sizeof host) != 0 ||
+        vf_cache_host_private(&t->cache, host) ||
+        vf_cache_key(plan.key, vf_state_prefix(f->st), t->name, req->url, req->options_key) != 0)
+        return;
+    plan.keyed = true;
+    snprintf(plan.lock_key, sizeof plan.lock_key, "%s:lock", plan.key);
+    if (!may_read_of(req))
+        return;
+    plan.lru_json = cached(f, t, plan.key, max_age_of(req), &plan.lru_fetched_at);
+    if (!plan.lru_json)
+        plan.led = flight_lead(f, plan.key);
+}
+
+static void take_claim(vf_fleet *f, const vf_admission *a, int ran)
+{
+    plan.claimed = true;
+    plan.claim = ran != 0 ? VF_CLAIM_LOCKED   /* store down: this pod fetches */
+                          : vf_cache_store_claimed(f->st, a->claim_tag, a->claim_value, plan.lock_key,
+                                                   vf_fleet_wall_ms(), max_age_of(plan.req), wait_budget_ms(plan.t),
+                                                   &plan.claim_json, &plan.fetched_at, &plan.expires_at);
+}
+
+bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
+                         unsigned *retry_after_s, int *decided)
+{
+    if (!plan.active || plan.ran || strcmp(plan.t->name, name) != 0)
+        return false;
+    vf_shared_quota_call call;
+    if (!vf_shared_quota_prepare(f->tenant_q, name, l, &call))
+        return false;   /* nothing counted fleet-wide: the claim goes alone */
+    plan.ran = true;
+    vf_admission a = { .quota = &call };
+    if (plan.led) {
+        a.key = plan.key;
+        a.lock_key = plan.lock_key;
+        a.lock_ms = wait_budget_ms(plan.t);
+    }
+    if (!plan.lru_json)
+        ask_circuits(&a, plan.t, plan.has_host ? plan.host : NULL);
+    int ran = vf_admission_run(f->st, &a);
+    *decided = ran == 0;
+    if (ran == 0)
+        vf_shared_quota_decided(f->tenant_q, name, l, &call, a.quota_code, a.quota_retry, v, retry_after_s);
+    if (plan.led && (ran != 0 || a.quota_code == 0))
+        take_claim(f, &a, ran);
+    vf_admission_done(&a);
+    return true;
+}
+
+void vf_fleet_plan_end(vf_fleet *f)
+{
+    if (plan.active) {
+        if (plan.claimed && plan.claim == VF_CLAIM_LOCKED && plan.keyed)
+            vf_cache_store_unlock(f->st, plan.lock_key);   /* refused by the quota: nobody fetches */
+        if (plan.led)
+            flight_finish(f, plan.led);
+        free(plan.claim_json);
+        free(plan.lru_json);
+        memset(&plan, 0, sizeof plan);
+    }
+    vf_shared_circuit_peek_clear();
+}
+
+/* The fleet's value, or else its fetch lock: from the prepared trip, or one
+ * trip now (with the circuit reads). */
+static vf_cache_claim claim_for(vf_fleet *f, bool planned, const vf_tenant_config *t, const vf_lookup_request *req,
+                                const char *key, const char *lock_key, char **json, uint64_t *fetched_at,
+                                uint64_t *expires_at)
+{
+    if (planned && plan.claimed) {
+        plan.claimed = false;
+        *json = plan.claim_json;
+        plan.claim_json = NULL;
+        *fetched_at = plan.fetched_at;
+        *expires_at = plan.expires_at;
+        return plan.claim;
+    }
+    char host[VF_CIRCUIT_HOST_MAX + 1];
+    vf_admission a = { .key = key, .lock_key = lock_key, .lock_ms = wait_budget_ms(t) };
+    ask_circuits(&a, t, normalised_host(req->url, host, sizeof host));
+    int ran = vf_admission_run(f->st, &a);
+    *json = NULL;
+    vf_cache_claim claim = ran != 0 ? VF_CLAIM_LOCKED
+                                    : vf_cache_store_claimed(f->st, a.claim_tag, a.claim_value, lock_key,
+                                                             vf_fleet_wall_ms(), max_age_of(req), wait_budget_ms(t),
+                                                             json, fetched_at, expires_at);
+    vf_admission_done(&a);
+    return claim;
+}
+
+static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t,
+                             const vf_lookup_request *req, vf_lookup_fn run)
+{
+    bool planned = plan.active && plan.t == t && plan.req == req;
     int64_t started = vf_now_ms();
     char host[256], key[VF_FLEET_KEY_MAX], lock_key[VF_FLEET_KEY_MAX + 8];
-    bool is_private = vf_cache_url_host(req->url, host, sizeof host) != 0 ||
-                      vf_cache_host_private(&t->cache, host);
     uint64_t fetched_at = 0;
-    if (is_private || vf_cache_key(key, vf_state_prefix(f->st), t->name, req->url, req->options_key) != 0) {
+    if (planned ? !plan.keyed
+                : vf_cache_url_host(req->url, host, sizeof host) != 0 || vf_cache_host_private(&t->cache, host) ||
+                      vf_cache_key(key, vf_state_prefix(f->st), t->name, req->url, req->options_key) != 0) {
         /* Never stored, never read: the tenant's policy says this host is private. */
         json_t *result = run(b, t, req, NULL);
         vf_fleet_mark_receipt(result, cache_names[CACHE_BYPASS], vf_fleet_wall_ms());
         vf_metrics_count_cache(f->metrics, CACHE_BYPASS);
         return result;
     }
+    if (planned)
+        snprintf(key, sizeof key, "%s", plan.key);
     snprintf(lock_key, sizeof lock_key, "%s:lock", key);
-    bool may_read = !(req->has_max_age && req->max_age_s == 0);
-    uint64_t max_age_ms = req->has_max_age ? 1000ull * req->max_age_s : UINT64_MAX;
+    bool may_read = may_read_of(req);
+    uint64_t max_age_ms = max_age_of(req);
     uint64_t budget = wait_budget_ms(t);
 
     if (may_read) {
-        char *json = cached(f, t, key, max_age_ms, &fetched_at);
+        char *json = NULL;
+        if (planned && plan.lru_json) {
+            json = plan.lru_json;
+            plan.lru_json = NULL;
+            fetched_at = plan.lru_fetched_at;
+        } else {
+            json = cached(f, t, key, max_age_ms, &fetched_at);
+        }
         if (json)
-            return served(f, b, t, json, fetched_at, started);
+            return served(f, b, t, json, fetched_at, started);   /* a led flight ends with the plan */
     }
     /* Single-flight: one fetch per key in this process, then one per fleet. */
-    vf_flight *led = NULL, *waited = may_read ? flight_join(f, key, budget, &led) : NULL;
+    vf_flight *led = NULL, *waited = NULL;
+    if (planned && plan.led) {
+        led = plan.led;
+        plan.led = NULL;
+    } else if (may_read) {
+        waited = flight_join(f, key, budget, &led);
+    }
     if (waited) {
         flight_leave(f, waited);
         char *json = cached(f, t, key, max_age_ms, &fetched_at);
@@ -266,11 +463,9 @@ json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_
     }
     bool locked = false;
     if (led && f->st) {
-        /* One trip: the fleet's value, or else the fleet's fetch lock. */
         char *json = NULL;
         uint64_t expires_at = 0;
-        vf_cache_claim claim = vf_cache_store_claim(f->st, key, lock_key, vf_fleet_wall_ms(), max_age_ms, budget,
-                                                    &json, &fetched_at, &expires_at);
+        vf_cache_claim claim = claim_for(f, planned, t, req, key, lock_key, &json, &fetched_at, &expires_at);
         if (claim == VF_CLAIM_BUSY)
             json = await_other_pod(f, key, lock_key, budget, &fetched_at, &expires_at);
         if (json) {   /* kept locally for the rest of its life */
@@ -285,5 +480,15 @@ json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_
     int kind = may_read ? CACHE_MISS : CACHE_BYPASS;
     vf_fleet_mark_receipt(result, cache_names[kind], fetched_at);
     vf_metrics_count_cache(f->metrics, kind);
+    return result;
+}
+
+json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                        vf_lookup_fn run)
+{
+    vf_fleet *f = b->rt->fleet;
+    json_t *result = !f || !t->cache.enabled ? run(b, t, req, NULL) : cached_lookup(f, b, t, req, run);
+    if (!plan.active)
+        vf_shared_circuit_peek_clear();   /* a prepared lookup's reads go at its end */
     return result;
 }

@@ -24,6 +24,12 @@ typedef json_t *(*vf_lookup_fn)(const vf_broker *b, const vf_tenant_config *t, c
 json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
                         vf_lookup_fn run);
 
+/* On the lookup's thread, before the tenant's quota is taken (with
+ * vf_fleet_writes_begin/send around both): with a shared store, the quota's
+ * round trip then also claims the cache and reads the circuits, so a cache
+ * miss waits for one round trip before it fetches. */
+void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req);
+
 /* Receipt fields for a result: cache and fetched_at (RFC 3339 UTC, ms). */
 void vf_fleet_mark_receipt(json_t *result, const char *cache, uint64_t fetched_at_ms);
 

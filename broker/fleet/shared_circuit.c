@@ -74,6 +74,76 @@ static void make_keys(vf_state *st, const char *tenant, const char *provider, co
             vf_fleet_key(sk->k[s][j], vf_state_prefix(st), "c", parts, s == 0 ? 2 : 3, suffix[j]);
 }
 
+/* ---- states read ahead (peeks) ------------------------------------------
+ * The lookup's admission trip reads the circuits it will ask about; admit
+ * answers from that read when it is plain (closed: go; open: refuse), and
+ * asks the store only for a half-open circuit, whose probe must be taken
+ * atomically. Per thread: one lookup's reads. */
+
+typedef struct {
+    const char *tenant, *provider;
+    char host[VF_CIRCUIT_HOST_MAX + 1];
+    bool has_host;
+    long long state[2];   /* per scope: 0 closed, -1 half-open, else ms until it closes */
+} peek;
+
+static __thread struct {
+    unsigned n;
+    peek p[VF_CIRCUIT_PEEK_MAX];
+} peeks;
+
+int vf_shared_circuit_peek_keys(vf_state *st, const char *tenant, const char *provider, const char *host,
+                                char keys[4][VF_FLEET_KEY_MAX])
+{
+    scope_keys sk;
+    make_keys(st, tenant, provider, host, &sk);
+    for (int s = 0; s < sk.n; s++) {
+        snprintf(keys[s * 2], VF_FLEET_KEY_MAX, "%s", sk.k[s][1]);       /* open */
+        snprintf(keys[s * 2 + 1], VF_FLEET_KEY_MAX, "%s", sk.k[s][2]);   /* tripped */
+    }
+    return sk.n;
+}
+
+void vf_shared_circuit_peek_put(const char *tenant, const char *provider, const char *host, const long long *state)
+{
+    if (peeks.n == VF_CIRCUIT_PEEK_MAX || (host && strlen(host) > VF_CIRCUIT_HOST_MAX))
+        return;
+    peek *p = &peeks.p[peeks.n++];
+    p->tenant = tenant;
+    p->provider = provider;
+    p->has_host = host != NULL;
+    snprintf(p->host, sizeof p->host, "%s", host ? host : "");
+    p->state[0] = state[0];
+    p->state[1] = host ? state[1] : 0;
+}
+
+void vf_shared_circuit_peek_clear(void)
+{
+    peeks.n = 0;
+}
+
+/* 1 admitted, 0 refused (*retry_in_ms), -1 not known from the peeks. */
+static int from_peek(const char *tenant, const char *provider, const char *host, uint64_t *retry_in_ms)
+{
+    for (unsigned i = 0; i < peeks.n; i++) {
+        const peek *p = &peeks.p[i];
+        if (strcmp(p->tenant, tenant) != 0 || strcmp(p->provider, provider) != 0 || p->has_host != (host != NULL) ||
+            (host && strcmp(p->host, host) != 0))
+            continue;
+        /* Scope by scope, as the admit script decides. */
+        for (int s = 0; s < (host ? 2 : 1); s++) {
+            if (p->state[s] > 0) {
+                *retry_in_ms = (uint64_t)p->state[s];
+                return 0;
+            }
+            if (p->state[s] < 0)
+                return -1;   /* half-open: the probe is the store's to give */
+        }
+        return 1;
+    }
+    return -1;
+}
+
 static void push_keys(const scope_keys *sk, const char **argv, int *argc)
 {
     for (int s = 0; s < sk->n; s++)
@@ -85,6 +155,11 @@ static int admit(void *ctx, const char *tenant, const char *provider, const char
                  const vf_circuit_params *p, unsigned *probe_mask, uint64_t *retry_in_ms)
 {
     vf_state *st = ctx;
+    int known = from_peek(tenant, provider, host, retry_in_ms);
+    if (known >= 0) {
+        *probe_mask = 0;
+        return known;
+    }
     scope_keys sk;
     make_keys(st, tenant, provider, host, &sk);
     const char *argv[16];

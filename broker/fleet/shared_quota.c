@@ -9,41 +9,9 @@
 
 #include "broker/fleet/fleet_keys.h"
 
-/* KEYS: bucket hash, lease zset. ARGV: rpm, burst, concurrent, lease member, lease ms.
- * Returns {verdict, retry_after_s}: 0 ok, 1 concurrency, 2 rate. Time is the
- * store's (TIME), so pods with skewed clocks share one bucket correctly. */
 static vf_state_script acquire_script = { .source =
-    "local t = redis.call('TIME')\n"
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "local rpm, burst, conc = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "local lease = tonumber(ARGV[5])\n"
-    "if conc > 0 then\n"
-    "  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)\n"
-    "  if redis.call('ZCARD', KEYS[2]) >= conc then return {1, 1} end\n"
-    "end\n"
-    "if rpm > 0 then\n"
-    "  local unit = 60000\n"
-    "  local cap = burst * unit\n"
-    "  local b = redis.call('HMGET', KEYS[1], 'u', 't')\n"
-    "  local units, at = tonumber(b[1]), tonumber(b[2])\n"
-    "  if units == nil or at == nil then units, at = cap, now end\n"
-    "  if now > at then units = math.min(cap, units + (now - at) * rpm) end\n"
-    "  if units > cap then units = cap end\n"
-    "  local ttl = math.ceil(cap / rpm) + 60000\n"
-    "  if units < unit then\n"
-    "    redis.call('HSET', KEYS[1], 'u', units, 't', now)\n"
-    "    redis.call('PEXPIRE', KEYS[1], ttl)\n"
-    "    local wait = math.ceil((unit - units) / rpm)\n"
-    "    return {2, math.max(1, math.ceil(wait / 1000))}\n"
-    "  end\n"
-    "  redis.call('HSET', KEYS[1], 'u', units - unit, 't', now)\n"
-    "  redis.call('PEXPIRE', KEYS[1], ttl)\n"
-    "end\n"
-    "if conc > 0 then\n"
-    "  redis.call('ZADD', KEYS[2], now + lease, ARGV[4])\n"
-    "  redis.call('PEXPIRE', KEYS[2], lease)\n"
-    "end\n"
-    "return {0, 0}\n" };
+    VF_SHARED_QUOTA_LUA
+    "return vf_quota(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n" };
 
 /* Leases this process holds, per name, so release knows a member to remove. */
 typedef struct {
@@ -125,56 +93,87 @@ static void keys_for(const vf_shared_quota *sq, const char *name, char bucket[VF
     vf_fleet_key(leases, vf_state_prefix(sq->st), "q", parts, 2, ":inflight");
 }
 
+static bool counted(const vf_quota_limits *l)
+{
+    return l->requests_per_minute || l->max_concurrent;
+}
+
+bool vf_shared_quota_prepare(vf_shared_quota *sq, const char *name, const vf_quota_limits *l,
+                             vf_shared_quota_call *call)
+{
+    if (!sq || !name || !l || !counted(l))
+        return false;
+    pthread_mutex_lock(&sq->lock);
+    call->seq = ++sq->next_seq;
+    pthread_mutex_unlock(&sq->lock);
+    keys_for(sq, name, call->bucket, call->leases);
+    member_of(sq, call->seq, call->member, sizeof call->member);
+    snprintf(call->rpm, sizeof call->rpm, "%u", l->requests_per_minute);
+    snprintf(call->burst, sizeof call->burst, "%u", l->burst ? l->burst : l->requests_per_minute);
+    snprintf(call->conc, sizeof call->conc, "%u", l->max_concurrent);
+    snprintf(call->lease, sizeof call->lease, "%u", VF_SHARED_LEASE_MS);
+    return true;
+}
+
+void vf_shared_quota_args(const vf_shared_quota_call *call, const char **keys, const char **args)
+{
+    keys[0] = call->bucket;
+    keys[1] = call->leases;
+    args[0] = call->rpm;
+    args[1] = call->burst;
+    args[2] = call->conc;
+    args[3] = call->member;
+    args[4] = call->lease;
+}
+
+void vf_shared_quota_decided(vf_shared_quota *sq, const char *name, const vf_quota_limits *l,
+                             const vf_shared_quota_call *call, long long code, long long retry,
+                             vf_quota_verdict *v, unsigned *retry_after_s)
+{
+    *v = code == 0 ? VF_QUOTA_OK : code == 1 ? VF_QUOTA_CONCURRENCY : VF_QUOTA_RATE;
+    *retry_after_s = code == 0 ? 0 : (unsigned)(retry < 1 ? 1 : retry > 3600 ? 3600 : retry);
+    if (*v != VF_QUOTA_OK || !l->max_concurrent)
+        return;
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, true);
+    if (h && h->n == h->cap) {
+        size_t next = h->cap ? h->cap * 2 : 8;
+        uint64_t *grown = realloc(h->seq, next * sizeof *grown);
+        if (grown) {
+            h->seq = grown;
+            h->cap = next;
+        }
+    }
+    if (h && h->n < h->cap)
+        h->seq[h->n++] = call->seq;   /* untracked only on OOM: the lease then expires by itself */
+    pthread_mutex_unlock(&sq->lock);
+}
+
 int vf_shared_quota_acquire(void *opaque, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
                             unsigned *retry_after_s)
 {
     vf_shared_quota *sq = opaque;
     if (!sq || !name || !l)
         return 0;
-    if (!l->requests_per_minute && !l->max_concurrent) {
+    vf_shared_quota_call call;
+    if (!vf_shared_quota_prepare(sq, name, l, &call)) {
         *v = VF_QUOTA_OK;
         *retry_after_s = 0;
         return 1;   /* nothing to count fleet-wide */
     }
-    pthread_mutex_lock(&sq->lock);
-    uint64_t seq = ++sq->next_seq;
-    pthread_mutex_unlock(&sq->lock);
-    char bucket[VF_FLEET_KEY_MAX], leases[VF_FLEET_KEY_MAX], member[48], rpm[16], burst[16], conc[16],
-        lease[16];
-    keys_for(sq, name, bucket, leases);
-    member_of(sq, seq, member, sizeof member);
-    snprintf(rpm, sizeof rpm, "%u", l->requests_per_minute);
-    snprintf(burst, sizeof burst, "%u", l->burst ? l->burst : l->requests_per_minute);
-    snprintf(conc, sizeof conc, "%u", l->max_concurrent);
-    snprintf(lease, sizeof lease, "%u", VF_SHARED_LEASE_MS);
-    const char *argv[7] = { bucket, leases, rpm, burst, conc, member, lease };
+    const char *argv[7];
+    vf_shared_quota_args(&call, argv, argv + 2);
     redisReply *r = vf_state_eval(sq->st, &acquire_script, 2, 7, argv, NULL);
     if (!r)
         return 0;
     int decided = 0;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
         r->element[1]->type == REDIS_REPLY_INTEGER) {
-        long long code = r->element[0]->integer, retry = r->element[1]->integer;
         decided = 1;
-        *v = code == 0 ? VF_QUOTA_OK : code == 1 ? VF_QUOTA_CONCURRENCY : VF_QUOTA_RATE;
-        *retry_after_s = code == 0 ? 0 : (unsigned)(retry < 1 ? 1 : retry > 3600 ? 3600 : retry);
+        vf_shared_quota_decided(sq, name, l, &call, r->element[0]->integer, r->element[1]->integer, v,
+                                retry_after_s);
     }
     freeReplyObject(r);
-    if (decided && *v == VF_QUOTA_OK && l->max_concurrent) {
-        pthread_mutex_lock(&sq->lock);
-        held *h = find_held(sq, name, true);
-        if (h && h->n == h->cap) {
-            size_t next = h->cap ? h->cap * 2 : 8;
-            uint64_t *grown = realloc(h->seq, next * sizeof *grown);
-            if (grown) {
-                h->seq = grown;
-                h->cap = next;
-            }
-        }
-        if (h && h->n < h->cap)
-            h->seq[h->n++] = seq;   /* untracked only on OOM: the lease then expires by itself */
-        pthread_mutex_unlock(&sq->lock);
-    }
     return decided;
 }
 

@@ -6,12 +6,61 @@
 #ifndef VERIFETCH_FLEET_SHARED_QUOTA_H
 #define VERIFETCH_FLEET_SHARED_QUOTA_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "broker/api/quota.h"
+#include "broker/fleet/fleet_keys.h"
 #include "broker/fleet/state_store.h"
 
 #define VF_SHARED_LEASE_MS (15u * 60u * 1000u)
 
+/* Lua: vf_quota(bucket, leases, rpm, burst, concurrent, member, lease_ms)
+ * returns {verdict, retry_after_s}: 0 ok, 1 concurrency, 2 rate. Time is the
+ * store's (TIME), so pods with skewed clocks share one bucket correctly.
+ * Also used inside the lookup's one-trip admission (fleet_admission.c). */
+#define VF_SHARED_QUOTA_LUA \
+    "local function vf_quota(kb, kl, rpm, burst, conc, member, lease)\n" \
+    "  local t = redis.call('TIME')\n" \
+    "  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
+    "  rpm, burst, conc, lease = tonumber(rpm), tonumber(burst), tonumber(conc), tonumber(lease)\n" \
+    "  if conc > 0 then\n" \
+    "    redis.call('ZREMRANGEBYSCORE', kl, '-inf', now)\n" \
+    "    if redis.call('ZCARD', kl) >= conc then return {1, 1} end\n" \
+    "  end\n" \
+    "  if rpm > 0 then\n" \
+    "    local unit = 60000\n" \
+    "    local cap = burst * unit\n" \
+    "    local b = redis.call('HMGET', kb, 'u', 't')\n" \
+    "    local units, at = tonumber(b[1]), tonumber(b[2])\n" \
+    "    if units == nil or at == nil then units, at = cap, now end\n" \
+    "    if now > at then units = math.min(cap, units + (now - at) * rpm) end\n" \
+    "    if units > cap then units = cap end\n" \
+    "    local ttl = math.ceil(cap / rpm) + 60000\n" \
+    "    if units < unit then\n" \
+    "      redis.call('HSET', kb, 'u', units, 't', now)\n" \
+    "      redis.call('PEXPIRE', kb, ttl)\n" \
+    "      local wait = math.ceil((unit - units) / rpm)\n" \
+    "      return {2, math.max(1, math.ceil(wait / 1000))}\n" \
+    "    end\n" \
+    "    redis.call('HSET', kb, 'u', units - unit, 't', now)\n" \
+    "    redis.call('PEXPIRE', kb, ttl)\n" \
+    "  end\n" \
+    "  if conc > 0 then\n" \
+    "    redis.call('ZADD', kl, now + lease, member)\n" \
+    "    redis.call('PEXPIRE', kl, lease)\n" \
+    "  end\n" \
+    "  return {0, 0}\n" \
+    "end\n"
+
 typedef struct vf_shared_quota vf_shared_quota;
+
+/* One acquisition's keys and arguments (the script's 2 keys and 5 args). */
+typedef struct {
+    uint64_t seq;
+    char bucket[VF_FLEET_KEY_MAX], leases[VF_FLEET_KEY_MAX];
+    char member[48], rpm[16], burst[16], conc[16], lease[16];
+} vf_shared_quota_call;
 
 /* scope names the counter family ("tenant", "pkey"); it is hashed into keys. */
 vf_shared_quota *vf_shared_quota_new(vf_state *st, const char *scope);
@@ -22,6 +71,16 @@ void vf_shared_quota_free(vf_shared_quota *sq);
  * unavailable and nothing was taken (use local state). */
 int vf_shared_quota_acquire(void *sq, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
                             unsigned *retry_after_s);
+/* The pieces of an acquisition run inside another script: prepare (false =
+ * nothing to count), args (keys[2], args[5] point into call), then decided
+ * with the script's {verdict, retry} (which records the lease). */
+bool vf_shared_quota_prepare(vf_shared_quota *sq, const char *name, const vf_quota_limits *l,
+                             vf_shared_quota_call *call);
+void vf_shared_quota_args(const vf_shared_quota_call *call, const char **keys, const char **args);
+void vf_shared_quota_decided(vf_shared_quota *sq, const char *name, const vf_quota_limits *l,
+                             const vf_shared_quota_call *call, long long code, long long retry,
+                             vf_quota_verdict *v, unsigned *retry_after_s);
+
 /* Gives back one lease taken for name by this process, if any. */
 void vf_shared_quota_release(void *sq, const char *name);
 

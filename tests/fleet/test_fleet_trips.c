@@ -40,3 +40,47 @@ Test(fleet_trips, a_lease_released_with_one_answer_is_free_for_the_next_lookup_o
     free(st);
     rp_kill(&redis);
 }
+
+static long long round_trips(const pol_broker *b)
+{
+    hx_response r = hx_request(&b->hx, "GET", "/metrics", NULL, 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    const char *p = strstr(r.body, "\nverifetch_state_round_trips_total ");
+    cr_assert_not_null(p, "%s", r.body);
+    long long n = atoll(p + strlen("\nverifetch_state_round_trips_total "));
+    hx_response_free(&r);
+    return n;
+}
+
+static void lookups(const pol_broker *b, const char *fmt, int n, const char *want_cache)
+{
+    for (int i = 0; i < n; i++) {
+        char path[64];
+        snprintf(path, sizeof path, fmt, i);
+        hx_response r = fl_lookup(b, 0, &origin, path, NULL, NULL, 0);
+        cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
+        cr_assert_str_eq(fl_cache_field(&r), want_cache, "%s: %s", path, r.body);
+        hx_response_free(&r);
+    }
+}
+
+Test(fleet_trips, a_cache_miss_waits_for_one_round_trip_before_its_fetch_and_a_hit_for_one)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    /* Everything the store does for a lookup: tenant quota (rate and
+     * concurrency), circuits (health ordering), cache claim and store. */
+    fl_start_brokers(brokers, 1, &redis,
+                     "{ name = \"t\"; uids = [ 0 ]; quota = { requests_per_minute = 10000; concurrent = 8; };"
+                     " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    lookups(&brokers[0], "/page?warm=%d", 1, "miss");
+    long long before = round_trips(&brokers[0]);
+    lookups(&brokers[0], "/page?miss=%d", 10, "miss");
+    long long misses = round_trips(&brokers[0]) - before;
+    cr_assert_eq(misses, 10, "10 cache misses waited for %lld round trips (quota, claim and circuits are one)", misses);
+    lookups(&brokers[0], "/page?miss=%d", 10, "hit");
+    long long hits = round_trips(&brokers[0]) - before - misses;
+    cr_assert_eq(hits, 10, "10 in-process hits waited for %lld round trips (the fleet-wide quota is one)", hits);
+    rp_kill(&redis);
+}

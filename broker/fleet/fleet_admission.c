@@ -1,0 +1,107 @@
+#include "broker/fleet/fleet_admission.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/fleet/cache_store.h"
+
+/* KEYS: [quota bucket, leases] [value, lock] then open, tripped per circuit scope.
+ * ARGV: quota?, claim?, scopes, [5 quota args] [lock ms].
+ * Returns {quota verdict, retry, claim tag (-1 none), value or nil, peek per scope...}. */
+static vf_state_script admission_script = { .source =
+    VF_SHARED_QUOTA_LUA VF_CACHE_CLAIM_LUA VF_CIRCUIT_PEEK_LUA
+    "local k, a = 1, 4\n"
+    "local out = {0, 0, -1, false}\n"
+    "if ARGV[1] == '1' then\n"
+    "  local q = vf_quota(KEYS[1], KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])\n"
+    "  out[1], out[2] = q[1], q[2]\n"
+    "  if q[1] ~= 0 then return out end\n"
+    "  k, a = 3, 9\n"
+    "end\n"
+    "if ARGV[2] == '1' then\n"
+    "  local c = vf_claim(KEYS[k], KEYS[k + 1], ARGV[a])\n"
+    "  out[3] = c[1]\n"
+    "  if c[2] then out[4] = c[2] end\n"
+    "  k = k + 2\n"
+    "end\n"
+    "for i = 0, tonumber(ARGV[3]) - 1 do\n"
+    "  out[5 + i] = vf_peek(KEYS[k + i * 2], KEYS[k + i * 2 + 1])\n"
+    "end\n"
+    "return out\n" };
+
+#define MAX_ARGV (2 + 2 + 4 * VF_CIRCUIT_PEEK_MAX + 3 + 5 + 1)
+
+static bool integer_at(const redisReply *r, size_t i, long long *out)
+{
+    if (i >= r->elements || r->element[i]->type != REDIS_REPLY_INTEGER)
+        return false;
+    *out = r->element[i]->integer;
+    return true;
+}
+
+int vf_admission_run(vf_state *st, vf_admission *a)
+{
+    a->quota_code = a->quota_retry = 0;
+    a->claim_tag = -1;
+    a->claim_value = NULL;
+    a->reply = NULL;
+    const char *argv[MAX_ARGV];
+    char peek_keys[VF_CIRCUIT_PEEK_MAX][4][VF_FLEET_KEY_MAX];
+    int scopes[VF_CIRCUIT_PEEK_MAX];
+    int nk = 0, n_scopes = 0;
+    const char *quota_args[5];
+    if (a->quota)
+        vf_shared_quota_args(a->quota, argv, quota_args);
+    nk = a->quota ? 2 : 0;
+    if (a->key) {
+        argv[nk++] = a->key;
+        argv[nk++] = a->lock_key;
+    }
+    for (unsigned p = 0; p < a->n_providers && p < VF_CIRCUIT_PEEK_MAX; p++) {
+        scopes[p] = vf_shared_circuit_peek_keys(st, a->tenant, a->providers[p], a->host, peek_keys[p]);
+        for (int s = 0; s < scopes[p] * 2; s++)
+            argv[nk++] = peek_keys[p][s];
+        n_scopes += scopes[p];
+    }
+    char n_text[8], px[24];
+    snprintf(n_text, sizeof n_text, "%d", n_scopes);
+    snprintf(px, sizeof px, "%" PRIu64, a->lock_ms);
+    int argc = nk;
+    argv[argc++] = a->quota ? "1" : "0";
+    argv[argc++] = a->key ? "1" : "0";
+    argv[argc++] = n_text;
+    for (int i = 0; a->quota && i < 5; i++)
+        argv[argc++] = quota_args[i];
+    if (a->key)
+        argv[argc++] = px;
+    redisReply *r = vf_state_eval(st, &admission_script, nk, argc, argv, NULL);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_ARRAY || !integer_at(r, 0, &a->quota_code) || !integer_at(r, 1, &a->quota_retry) ||
+        !integer_at(r, 2, &a->claim_tag) || r->elements < 4) {
+        freeReplyObject(r);
+        return -1;
+    }
+    a->reply = r;
+    if (a->claim_tag == 1)
+        a->claim_value = r->element[3];
+    size_t at = 4;
+    for (unsigned p = 0; p < a->n_providers && p < VF_CIRCUIT_PEEK_MAX && a->quota_code == 0; p++) {
+        long long state[2] = { 0, 0 };
+        bool ok = true;
+        for (int s = 0; s < scopes[p]; s++)
+            ok = integer_at(r, at++, &state[s]) && ok;
+        if (ok)
+            vf_shared_circuit_peek_put(a->tenant, a->providers[p], a->host, state);
+    }
+    return 0;
+}
+
+void vf_admission_done(vf_admission *a)
+{
+    if (a->reply)
+        freeReplyObject(a->reply);
+    a->reply = NULL;
+    a->claim_value = NULL;
+}
