@@ -277,7 +277,7 @@ typedef struct {
     uint64_t fetched_at, expires_at;
 } lookup_plan;
 
-static __thread lookup_plan plan;
+static __thread __attribute__((tls_model("initial-exec"))) lookup_plan plan;   /* see state_store.c */
 
 static bool gated(const vf_tenant_config *t)
 {

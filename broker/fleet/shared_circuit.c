@@ -87,7 +87,7 @@ typedef struct {
     long long state[2];   /* per scope: 0 closed, -1 half-open, else ms until it closes */
 } peek;
 
-static __thread struct {
+static __thread __attribute__((tls_model("initial-exec"))) struct {   /* see state_store.c */
     unsigned n;
     peek p[VF_CIRCUIT_PEEK_MAX];
 } peeks;

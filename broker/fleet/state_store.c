@@ -140,7 +140,9 @@ typedef struct {
     int len[QUEUE_MAX];
 } write_queue;
 
-static __thread write_queue queue;
+/* initial-exec: a plain TLS offset, no __tls_get_addr call (which would make
+ * verifetchd need ld.so itself; the container check rejects that). */
+static __thread __attribute__((tls_model("initial-exec"))) write_queue queue;
 
 static void queue_clear(void)
 {
