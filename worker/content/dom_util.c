@@ -3,17 +3,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "worker/content/attr_store.h"
+
 const char *vf_dom_attr(const xmlNode *el, const char *name)
 {
     if (el->type != XML_ELEMENT_NODE)
         return NULL;
-    for (const xmlAttr *a = el->properties; a; a = a->next) {
-        if (a->name && strcasecmp((const char *)a->name, name) == 0) {
-            const xmlNode *t = a->children;
-            return t && t->content ? (const char *)t->content : "";
-        }
-    }
-    return NULL;
+    /* html_dom.c keeps every attribute a reader asks for there. */
+    return vf_attr_find(el->psvi, name);
 }
 
 bool vf_dom_attr_is(const xmlNode *el, const char *name, const char *want)

@@ -58,7 +58,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     char *base = vf_html_base_url(doc, o->page_url);
     if (meta && !vf_html_meta_read(doc, base, meta)) {
         free(base);
-        xmlFreeDoc(doc);
+        vf_html_free(doc);
         return NULL;
     }
     xmlNode *root = xmlDocGetRootElement(doc);
@@ -95,7 +95,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     }
     vf_main_pick_free(body, &pick);
     free(base);
-    xmlFreeDoc(doc);
+    vf_html_free(doc);
     return text;
 }
 

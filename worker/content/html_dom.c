@@ -9,6 +9,7 @@
 #include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 
+#include "worker/content/attr_store.h"
 #include "worker/content/html_trim.h"
 
 /* Room for every attribute html_trim keeps (libxml2 drops duplicates). */
@@ -19,7 +20,9 @@ typedef struct {
     unsigned depth;
     unsigned verbatim_depth; /* inside pre, textarea...: whitespace is content */
     unsigned long long error_cost;
+    vf_attr_arena *attrs;
     bool stopped;
+    bool oom;
 } parse_state;
 
 static parse_state *state_of(void *ctx)
@@ -47,7 +50,18 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar **attrs)
         st->verbatim_depth++;
     const xmlChar *kept[KEPT_ATTRS];
     vf_trim_attrs(attrs, kept, KEPT_ATTRS);
-    xmlSAX2StartElement(ctx, name, kept);
+    xmlNodePtr parent = st->ctxt->node;
+    xmlSAX2StartElement(ctx, name, NULL);
+    xmlNodePtr el = st->ctxt->node;
+    if (!el || el == parent)
+        return;
+    /* libxml2 never reads psvi in an HTML tree; vf_dom_attr reads it. */
+    bool oom;
+    el->psvi = (void *)vf_attr_store(&st->attrs, kept, &oom);
+    if (oom) {
+        st->oom = true;
+        stop(st);
+    }
 }
 
 static void on_end(void *ctx, const xmlChar *name)
@@ -143,5 +157,20 @@ htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *
     htmlFreeParserCtxt(ctxt);
     if (!doc)
         doc = htmlNewDocNoDtD(NULL, NULL);
+    if (!doc || st.oom) {
+        if (doc)
+            xmlFreeDoc(doc);
+        vf_attr_arena_free(st.attrs);
+        return NULL;
+    }
+    doc->_private = st.attrs;
     return doc;
+}
+
+void vf_html_free(htmlDocPtr doc)
+{
+    if (!doc)
+        return;
+    vf_attr_arena_free(doc->_private);
+    xmlFreeDoc(doc);
 }

@@ -16,4 +16,7 @@
  * built). NULL only when out of memory. */
 htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx);
 
+/* Frees a document vf_html_parse built (its attributes live beside it). */
+void vf_html_free(htmlDocPtr doc);
+
 #endif
