@@ -1,0 +1,126 @@
+/* The floor without the network: the bench origin's page, then the worker's
+ * text library (vf_extract_with, as the worker calls it) and the broker's
+ * judge (UTF-8 check, classify, redaction + receipt, JSON), each timed in
+ * thread CPU time over N repetitions. Load on other cores barely moves it,
+ * and it runs under callgrind or perf as it is, so the data path's CPU can be
+ * compared across commits without the full benchmark.
+ * Usage: verifetch-bench-stages [BYTES [REPS [html|text]]] */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "broker/judge/classify.h"
+#include "broker/judge/json_out.h"
+#include "broker/judge/receipt.h"
+#include "broker/judge/redact.h"
+#include "broker/judge/utf8_text.h"
+#include "worker/content/extract.h"
+
+/* The same prose the bench origin serves (bench_origin.c make_body). */
+static char *make_body(size_t len, bool html)
+{
+    static const char *words[] = { "river", "stone", "garden", "window", "letter", "morning",
+                                   "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };
+    char *b = malloc(len + 1);
+    if (!b)
+        return NULL;
+    const char *head = html ? "<!doctype html><html><head><title>bench page</title></head><body>\n" : "";
+    const char *tail = html ? "</body></html>\n" : "\n";
+    size_t pos = (size_t)snprintf(b, len + 1, "%s", head);
+    size_t tail_len = strlen(tail);
+    unsigned n = 0;
+    while (pos + tail_len < len) {
+        char para[256];
+        int w = snprintf(para, sizeof para, "%sParagraph %u: the %s by the %s holds a %s and a %s.%s\n",
+                         html ? "<p>" : "", n, words[n % 12], words[(n * 7 + 3) % 12],
+                         words[(n * 5 + 1) % 12], words[(n * 11 + 2) % 12], html ? "</p>" : "");
+        n++;
+        size_t room = len - tail_len - pos;
+        size_t take = (size_t)w < room ? (size_t)w : room;
+        memcpy(b + pos, para, take);
+        pos += take;
+    }
+    memcpy(b + len - tail_len, tail, tail_len);
+    b[len] = '\0';
+    return b;
+}
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    size_t bytes = argc > 1 ? strtoul(argv[1], NULL, 10) : 1048576;
+    int reps = argc > 2 ? atoi(argv[2]) : 20;
+    bool html = argc > 3 ? strcmp(argv[3], "text") != 0 : true;
+    if (bytes < 256 || reps < 1 || reps > 10000) {
+        fprintf(stderr, "usage: %s [BYTES>=256 [REPS 1..10000 [html|text]]]\n", argv[0]);
+        return 2;
+    }
+    const char *url = "http://127.0.0.1/page";
+    const char *ctype = html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
+    char err[256];
+    vf_redactor *redactor = vf_redactor_new(NULL, 0, err, sizeof err);
+    vf_classifier *classifier = redactor ? vf_classifier_new(NULL, 0, err, sizeof err) : NULL;
+    char *body = make_body(bytes, html);
+    double *ext_ms = calloc((size_t)reps, sizeof *ext_ms), *judge_ms = calloc((size_t)reps, sizeof *judge_ms);
+    if (!classifier || !body || !ext_ms || !judge_ms) {
+        fprintf(stderr, "set-up failed\n");
+        return 1;
+    }
+    size_t answer_len = 0, text_len = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = cpu_ms();
+        vf_extracted ex = { 0 };
+        vf_extract_opts xo = { .render = 0, .page_url = url };
+        if (!vf_extract_with(&xo, VF_MODE_RAW, NULL, 200, ctype, body, bytes, 16u << 20, &ex))
+            return 1;
+        double t1 = cpu_ms();
+        if (!vf_utf8_is_clean(ex.text, ex.text_len))
+            return 1;
+        vf_classify_input in = { .http_status = 200, .content_type = ctype, .text = ex.text,
+                                 .text_len = ex.text_len, .must_contain = "Paragraph 0:", .min_chars = 1 };
+        vf_attempt_record rec = { .provider = "direct", .http_status = 200 };
+        size_t chars = 0;
+        rec.outcome = vf_classify(classifier, &in, rec.detail, sizeof rec.detail, &chars);
+        vf_receipt_input rin = { .url = url, .max_attempts = 1, .providers_available = 1, .log = &rec,
+                                 .n_attempts = 1, .provider_used = "direct", .failure = VF_FAIL_NONE,
+                                 .content_chars = chars, .text = ex.text, .text_len = ex.text_len,
+                                 .final_url = url, .tenant = "bench", .order_reason = "static" };
+        json_t *doc = vf_tool_result_build(&rin, redactor);
+        char *answer = vf_json_dump(doc, &answer_len);
+        json_decref(doc);
+        double t2 = cpu_ms();
+        if (!answer || rec.outcome != VF_OUTCOME_OK)
+            return 1;
+        free(answer);
+        text_len = ex.text_len;
+        vf_extracted_free(&ex);
+        ext_ms[r] = t1 - t0;
+        judge_ms[r] = t2 - t1;
+    }
+    qsort(ext_ms, (size_t)reps, sizeof *ext_ms, cmp_double);
+    qsort(judge_ms, (size_t)reps, sizeof *judge_ms, cmp_double);
+    printf("page %zu B (%s), text %zu B, answer %zu B, %d reps: extract median %.3f ms (min %.3f), "
+           "judge+json median %.3f ms (min %.3f)\n",
+           bytes, html ? "html" : "text", text_len, answer_len, reps, ext_ms[reps / 2], ext_ms[0],
+           judge_ms[reps / 2], judge_ms[0]);
+    free(ext_ms);
+    free(judge_ms);
+    free(body);
+    vf_classifier_free(classifier);
+    vf_redactor_free(redactor);
+    return 0;
+}
