@@ -1,9 +1,20 @@
 /* Folding through utf8proc: one call does NFKC + case folding + lumping,
- * a custom map adds the quotes utf8proc does not lump, and a last pass
- * collapses whitespace. Invalid input is repaired first because utf8proc
- * refuses it whole. */
+ * a custom map adds the quotes utf8proc does not lump, and whitespace runs
+ * are collapsed as the output is written. Invalid input is repaired first
+ * because utf8proc refuses it whole.
+ *
+ * Most text is ASCII, and for ASCII the whole mapping is a table (case to
+ * lower, tab and line breaks to a space, other controls dropped), so plain
+ * runs skip utf8proc. Only an ASCII character followed by an ASCII one that
+ * stays (or by the end) takes that path: it cannot compose with what
+ * follows (a combining mark would be non-ASCII), nor with what precedes it
+ * (no ASCII character is a combining mark or the second of a composition),
+ * so each stretch utf8proc
+ * still sees begins at a normalisation boundary and ends at one; the output
+ * is byte for byte the whole-string mapping (tests/text/test_fold.c). */
 #include "broker/judge/text_fold.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +36,60 @@ static utf8proc_int32_t fold_punct(utf8proc_int32_t cp, void *data)
     default:
         return cp;
     }
+}
+
+#define FOLD_OPTIONS                                                                              \
+    (UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE | \
+     UTF8PROC_LUMP | UTF8PROC_STRIPCC)
+
+/* What the options above make of an ASCII byte other than NUL: itself, its
+ * lower case, a space (tab, LF, VT, FF, CR: STRIPCC) or nothing (other
+ * controls and DEL). */
+static unsigned char ascii_fold(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return (unsigned char)(ch + 32);
+    if (ch == '\t' || (ch >= '\n' && ch <= '\r'))
+        return ' ';
+    if (ch < 0x20 || ch == 0x7f)
+        return 0;
+    return ch;
+}
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool pending_space; /* a space run seen after some output: written before the next byte */
+} folded;
+
+static bool reserve(folded *f, size_t more)
+{
+    if (f->cap - f->len > more)
+        return true;
+    size_t cap = f->cap ? f->cap : 64;
+    while (cap - f->len <= more)
+        cap *= 2;
+    char *nb = realloc(f->buf, cap);
+    if (!nb)
+        return false;
+    f->buf = nb;
+    f->cap = cap;
+    return true;
+}
+
+/* Room must be reserved: at most 2 bytes per call. LUMP turned every space
+ * character into ' ' and STRIPCC every line break and tab; runs collapse
+ * to one, none leads and none trails. */
+static void put(folded *f, unsigned char ch)
+{
+    if (ch == ' ') {
+        f->pending_space = f->len > 0;
+        return;
+    }
+    if (f->pending_space)
+        f->buf[f->len++] = ' ';
+    f->pending_space = false;
+    f->buf[f->len++] = (char)ch;
 }
 
 /* Copy with every invalid sequence replaced by U+FFFD (utf8proc_map
@@ -53,38 +118,71 @@ static uint8_t *repair_utf8(const char *s, size_t len, size_t *out_len)
     return out;
 }
 
-char *vf_fold_text(const char *s, size_t len, size_t *out_len)
+/* One stretch through utf8proc, appended. */
+static bool fold_stretch(folded *f, const char *s, size_t len)
 {
     size_t fixed_len = 0;
-    uint8_t *fixed = repair_utf8(s ? s : "", s ? len : 0, &fixed_len);
+    uint8_t *fixed = repair_utf8(s, len, &fixed_len);
     if (!fixed)
-        return NULL;
+        return false;
     uint8_t *mapped = NULL;
-    utf8proc_ssize_t n = utf8proc_map_custom(
-        fixed, (utf8proc_ssize_t)fixed_len, &mapped,
-        UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE |
-            UTF8PROC_LUMP | UTF8PROC_STRIPCC,
-        fold_punct, NULL);
+    utf8proc_ssize_t n = utf8proc_map_custom(fixed, (utf8proc_ssize_t)fixed_len, &mapped, FOLD_OPTIONS,
+                                             fold_punct, NULL);
     free(fixed);
     if (n < 0)
-        return NULL; /* only UTF8PROC_ERROR_NOMEM is left once the input is valid */
-    /* LUMP turned every space character into ' ' and STRIPCC every line
-     * break and tab; collapse the runs and trim. */
-    size_t o = 0;
-    int pending_space = 0;
-    for (utf8proc_ssize_t i = 0; i < n; i++) {
-        uint8_t ch = mapped[i];
-        if (ch == ' ') {
-            pending_space = o > 0;
-            continue;
+        return false; /* only UTF8PROC_ERROR_NOMEM is left once the input is valid */
+    bool ok = reserve(f, 2 * (size_t)n);
+    for (utf8proc_ssize_t i = 0; ok && i < n; i++)
+        put(f, mapped[i]);
+    free(mapped);
+    return ok;
+}
+
+/* An ASCII byte (not NUL, which repair turns into U+FFFD) that nothing
+ * after it can combine with: the next byte is an ASCII character that
+ * stays (a control STRIPCC drops would bring the byte after it next to
+ * this one before composition: ">" DEL U+0338 composes to U+226F). */
+static bool ascii_alone(const unsigned char *s, size_t len, size_t i)
+{
+    return s[i] && s[i] < 0x80 && (i + 1 == len || (s[i + 1] && s[i + 1] < 0x80 && ascii_fold(s[i + 1])));
+}
+
+char *vf_fold_text(const char *s, size_t len, size_t *out_len)
+{
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    if (!s)
+        len = 0;
+    folded f = { 0 };
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && ascii_alone(u, len, j))
+            j++;
+        /* put() writes one byte per input byte at most, plus the space a
+         * run left pending before it. */
+        if (j > i && !reserve(&f, j - i + 1))
+            goto oom;
+        for (; i < j; i++) {
+            unsigned char ch = ascii_fold(u[i]);
+            if (ch)
+                put(&f, ch);
         }
-        if (pending_space)
-            mapped[o++] = ' ';
-        pending_space = 0;
-        mapped[o++] = ch;
+        if (i == len)
+            break;
+        j = i + 1;
+        while (j < len && !ascii_alone(u, len, j))
+            j++;
+        if (!fold_stretch(&f, s + i, j - i))
+            goto oom;
+        i = j;
     }
-    mapped[o] = '\0';
+    if (!reserve(&f, 1))
+        goto oom;
+    f.buf[f.len] = '\0';
     if (out_len)
-        *out_len = o;
-    return (char *)mapped;
+        *out_len = f.len;
+    return f.buf;
+oom:
+    free(f.buf);
+    return NULL;
 }
