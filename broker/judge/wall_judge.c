@@ -6,6 +6,8 @@
 #include "broker/judge/wall_judge.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,29 +23,74 @@
 #define MAX_SEGMENTS 8u
 #define FIRST_LINE_BYTES 200u
 
+/* Text phrases by their first two folded bytes, so one pass over the text
+ * finds them all instead of one memmem per phrase. */
+#define PAIR_BUCKETS 4096u
+#define NO_PHRASE UINT32_MAX
+
 struct vf_wall_lexicon {
     char **folded; /* parallel to vf_wall_phrase_at() */
+    size_t *folded_len;
     size_t n;
+    uint32_t *bucket; /* PAIR_BUCKETS heads of chains through next[], text and weak phrases */
+    uint32_t *next;
 };
+
+static unsigned pair_bucket(const char *s)
+{
+    return ((unsigned char)s[0] * 251u + (unsigned char)s[1]) % PAIR_BUCKETS;
+}
+
+static bool is_text_cue(size_t i)
+{
+    vf_cue_kind k = vf_wall_phrase_at(i)->kind;
+    return k == VF_CUE_TEXT || k == VF_CUE_WEAK;
+}
+
+/* Chains keep index order; a phrase shorter than two bytes stays out and is
+ * searched on its own. */
+static bool index_text_phrases(vf_wall_lexicon *lx)
+{
+    lx->bucket = malloc(PAIR_BUCKETS * sizeof *lx->bucket);
+    lx->next = malloc(lx->n * sizeof *lx->next);
+    if (!lx->bucket || !lx->next)
+        return false;
+    for (size_t b = 0; b < PAIR_BUCKETS; b++)
+        lx->bucket[b] = NO_PHRASE;
+    for (size_t i = lx->n; i-- > 0;) {
+        lx->next[i] = NO_PHRASE;
+        if (!is_text_cue(i) || lx->folded_len[i] < 2)
+            continue;
+        unsigned b = pair_bucket(lx->folded[i]);
+        lx->next[i] = lx->bucket[b];
+        lx->bucket[b] = (uint32_t)i;
+    }
+    return true;
+}
 
 vf_wall_lexicon *vf_wall_lexicon_new(void)
 {
     vf_wall_lexicon *lx = calloc(1, sizeof *lx);
     if (!lx)
         return NULL;
-    lx->folded = calloc(vf_wall_phrase_count(), sizeof *lx->folded);
-    if (!lx->folded) {
-        free(lx);
+    lx->n = vf_wall_phrase_count();
+    lx->folded = calloc(lx->n, sizeof *lx->folded);
+    lx->folded_len = calloc(lx->n, sizeof *lx->folded_len);
+    if (!lx->folded || !lx->folded_len) {
+        vf_wall_lexicon_free(lx);
         return NULL;
     }
-    lx->n = vf_wall_phrase_count();
     for (size_t i = 0; i < lx->n; i++) {
         const char *p = vf_wall_phrase_at(i)->phrase;
-        lx->folded[i] = vf_fold_text(p, strlen(p), NULL);
+        lx->folded[i] = vf_fold_text(p, strlen(p), &lx->folded_len[i]);
         if (!lx->folded[i]) {
             vf_wall_lexicon_free(lx);
             return NULL;
         }
+    }
+    if (!index_text_phrases(lx)) {
+        vf_wall_lexicon_free(lx);
+        return NULL;
     }
     return lx;
 }
@@ -52,9 +99,12 @@ void vf_wall_lexicon_free(vf_wall_lexicon *lx)
 {
     if (!lx)
         return;
-    for (size_t i = 0; i < lx->n; i++)
+    for (size_t i = 0; lx->folded && i < lx->n; i++)
         free(lx->folded[i]);
     free(lx->folded);
+    free(lx->folded_len);
+    free(lx->bucket);
+    free(lx->next);
     free(lx);
 }
 
@@ -278,19 +328,37 @@ static char *fold_window(const char *text, size_t len, size_t *out_len)
     return folded;
 }
 
+/* found[i]: text phrase i occurs in f[0..n), for every text and weak phrase
+ * (what memmem per phrase would say). */
+static void find_text_phrases(const vf_wall_lexicon *lx, const char *f, size_t n, bool *found)
+{
+    for (size_t i = 0; i < lx->n; i++)
+        if (is_text_cue(i) && lx->folded_len[i] < 2)
+            found[i] = memmem(f, n, lx->folded[i], lx->folded_len[i]) != NULL;
+    for (size_t at = 0; at + 1 < n; at++) {
+        for (uint32_t i = lx->bucket[pair_bucket(f + at)]; i != NO_PHRASE; i = lx->next[i]) {
+            size_t k = lx->folded_len[i];
+            if (!found[i] && k <= n - at && memcmp(f + at, lx->folded[i], k) == 0)
+                found[i] = true;
+        }
+    }
+}
+
 static void gather_text(const vf_wall_lexicon *lx, const char *text, size_t len, cues *c)
 {
     size_t n = 0;
     char *f = fold_window(text, len, &n);
-    if (!f)
+    bool *found = f ? calloc(lx->n, sizeof *found) : NULL;
+    if (!found) {
+        free(f);
         return;
+    }
+    find_text_phrases(lx, f, n, found);
     for (size_t i = 0; i < lx->n; i++) {
         const vf_wall_phrase *p = vf_wall_phrase_at(i);
-        if (p->kind != VF_CUE_TEXT && p->kind != VF_CUE_WEAK)
+        if (!is_text_cue(i) || !found[i])
             continue;
         cues *fam = &c[p->wall];
-        if (!memmem(f, n, lx->folded[i], strlen(lx->folded[i])))
-            continue;
         if (p->kind == VF_CUE_TEXT) {
             if (!fam->text)
                 fam->text = p->phrase;
@@ -301,6 +369,7 @@ static void gather_text(const vf_wall_lexicon *lx, const char *text, size_t len,
             fam->n_weak++;
         }
     }
+    free(found);
     free(f);
 }
 
