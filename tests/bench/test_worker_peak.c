@@ -29,26 +29,24 @@ extern char **environ;
  * with them, 5.1 with attributes kept in attr_store. */
 #define MAX_MARKUP_MULTIPLE 6.5
 
-/* The benchmark origin's paragraphs: about 75 bytes of markup and text each,
- * as dense a tree as ordinary prose gets. */
-static char *dense_page(size_t len)
+static const char *const words[] = { "river", "stone", "garden", "window", "letter", "morning",
+                                     "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };
+static const char tail[] = "</body></html>\n";
+
+/* A len-byte page: head, then piece(n) for n = 0, 1, ... (the last one cut),
+ * then the closing tags. */
+static char *build_page(size_t len, const char *head, int (*piece)(char *, size_t, unsigned))
 {
-    static const char *words[] = { "river", "stone", "garden", "window", "letter", "morning",
-                                   "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };
-    static const char head[] = "<!doctype html><html><head><title>peak</title></head><body>\n";
-    static const char tail[] = "</body></html>\n";
     char *b = malloc(len + 1);
     cr_assert_not_null(b);
-    size_t pos = sizeof head - 1;
+    size_t pos = strlen(head);
     memcpy(b, head, pos);
     for (unsigned n = 0; pos + sizeof tail - 1 < len; n++) {
-        char para[160];
-        int w = snprintf(para, sizeof para, "<p>Paragraph %u: the %s by the %s holds a %s and a %s.</p>\n",
-                         n, words[n % 12], words[(n * 7 + 3) % 12], words[(n * 5 + 1) % 12],
-                         words[(n * 11 + 2) % 12]);
+        char one[1400];
+        int w = piece(one, sizeof one, n);
         size_t room = len - (sizeof tail - 1) - pos;
         size_t take = (size_t)w < room ? (size_t)w : room;
-        memcpy(b + pos, para, take);
+        memcpy(b + pos, one, take);
         pos += take;
     }
     memcpy(b + len - (sizeof tail - 1), tail, sizeof tail - 1);
@@ -56,41 +54,41 @@ static char *dense_page(size_t len)
     return b;
 }
 
+/* The benchmark origin's paragraphs: about 75 bytes of markup and text each,
+ * as dense a tree as ordinary prose gets. */
+static int paragraph(char *out, size_t cap, unsigned n)
+{
+    return snprintf(out, cap, "<p>Paragraph %u: the %s by the %s holds a %s and a %s.</p>\n", n, words[n % 12],
+                    words[(n * 7 + 3) % 12], words[(n * 5 + 1) % 12], words[(n * 11 + 2) % 12]);
+}
+
+static char *dense_page(size_t len)
+{
+    return build_page(len, "<!doctype html><html><head><title>peak</title></head><body>\n", paragraph);
+}
+
 /* A listing page as sites write one: cards of class soup, data attributes,
- * links and images around short text, an inline script every few cards. */
+ * links and images around short text, an inline script every eighth card. */
+static int story_card(char *out, size_t cap, unsigned n)
+{
+    const char *w1 = words[n % 12], *w2 = words[(n * 7 + 3) % 12], *w3 = words[(n * 5 + 1) % 12];
+    return snprintf(out, cap,
+                    "<div class=\"story-card col-md-4 col-sm-6 js-track is-%s\" id=\"card-%u\" data-id=\"%u\" "
+                    "data-section=\"%s\"><a class=\"story-card__link\" href=\"/news/2026/12/03/%s-%s-%u\">"
+                    "<img class=\"story-card__img lazy\" src=\"/img/%u/%s.jpg\" alt=\"The %s\" loading=\"lazy\" "
+                    "width=\"320\" height=\"180\"></a><h3 class=\"story-card__title\"><a href=\"/news/%u\" "
+                    "rel=\"bookmark\">Story %u: the %s by the %s</a></h3><p class=\"story-card__dek\">The %s "
+                    "holds a %s.</p><span class=\"byline\">By <a class=\"author\" href=\"/authors/%s\">%s "
+                    "%s</a></span></div>\n%s",
+                    w1, n, n, w2, w1, w2, n, n, w3, w3, n, n, w1, w2, w3, w1, w2, w3, w1,
+                    n % 8 ? "" : "<script>window.dataLayer=window.dataLayer||[];dataLayer.push({event:"
+                                 "'impression',list:'home',position:8,variant:'b'});</script>\n");
+}
+
 static char *markup_page(size_t len)
 {
-    static const char *words[] = { "river", "stone", "garden", "window", "letter", "morning",
-                                   "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };
-    static const char head[] = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-                               "<title>peak</title></head><body class=\"home page-template\">\n";
-    static const char tail[] = "</body></html>\n";
-    char *b = malloc(len + 1);
-    cr_assert_not_null(b);
-    size_t pos = sizeof head - 1;
-    memcpy(b, head, pos);
-    for (unsigned n = 0; pos + sizeof tail - 1 < len; n++) {
-        const char *w1 = words[n % 12], *w2 = words[(n * 7 + 3) % 12], *w3 = words[(n * 5 + 1) % 12];
-        char card[1400];
-        int w = snprintf(card, sizeof card,
-                         "<div class=\"story-card col-md-4 col-sm-6 js-track is-%s\" id=\"card-%u\" data-id=\"%u\" "
-                         "data-section=\"%s\"><a class=\"story-card__link\" href=\"/news/2026/12/03/%s-%s-%u\">"
-                         "<img class=\"story-card__img lazy\" src=\"/img/%u/%s.jpg\" alt=\"The %s\" loading=\"lazy\" "
-                         "width=\"320\" height=\"180\"></a><h3 class=\"story-card__title\"><a href=\"/news/%u\" "
-                         "rel=\"bookmark\">Story %u: the %s by the %s</a></h3><p class=\"story-card__dek\">The %s "
-                         "holds a %s.</p><span class=\"byline\">By <a class=\"author\" href=\"/authors/%s\">%s "
-                         "%s</a></span></div>\n%s",
-                         w1, n, n, w2, w1, w2, n, n, w3, w3, n, n, w1, w2, w3, w1, w2, w3, w1,
-                         n % 8 ? "" : "<script>window.dataLayer=window.dataLayer||[];dataLayer.push({event:"
-                                      "'impression',list:'home',position:8,variant:'b'});</script>\n");
-        size_t room = len - (sizeof tail - 1) - pos;
-        size_t take = (size_t)w < room ? (size_t)w : room;
-        memcpy(b + pos, card, take);
-        pos += take;
-    }
-    memcpy(b + len - (sizeof tail - 1), tail, sizeof tail - 1);
-    b[len] = '\0';
-    return b;
+    return build_page(len, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>peak</title>"
+                           "</head><body class=\"home page-template\">\n", story_card);
 }
 
 /* One fetch of a body_len-byte page; returns the worker's ru_maxrss in KiB.
