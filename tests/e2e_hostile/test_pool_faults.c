@@ -1,9 +1,12 @@
 /* E2E: the worker pool under faults, through the real broker and real
  * workers (issue 14). The zygote killed (SIGKILL) or frozen (SIGSTOP) while
- * 16 clients run lookups: every lookup is answered within its deadline, the
- * supervisor restarts the zygote (seen in /v1/health) and lookups are served
- * by a zygote worker again. The broker out of descriptors when it starts a
- * worker: the attempt says the cause is local and no circuit is charged. */
+ * 16 clients run lookups (a SIGSTOP lasts 10 s): every lookup is answered
+ * within its deadline, only those running on the old zygote's workers fail,
+ * the supervisor's new zygote is up (seen in /v1/health) within 2 s of the
+ * fault's end, throughput comes back to 90% of what it was before the
+ * fault, and lookups are served by a zygote worker again. The broker out of
+ * descriptors when it starts a worker: the attempt says the cause is local
+ * and no circuit is charged. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -141,38 +144,79 @@ static double rate(const load *l, double from, double to)
     return (double)n / ((to - from) / 1000.0);
 }
 
-/* The fault, then: answers for all, the zygote back, a zygote worker again. */
+/* One run's schedule (issue 14's targets): the load starts, warms up, runs
+ * a window at full health, then the fault; the pool must be back within
+ * BACK_WITHIN_MS of the fault's end, and in one of two windows after that
+ * (the same length as the one before) the throughput must be RECOVERED of
+ * what it was before. Two windows because this host is shared: a
+ * neighbour's burst may slow one of them; a pool that did not recover
+ * (exec'd workers only, no zygote) is slow in both. */
+#define WARMUP_MS 1000
+#define WINDOW_MS 4000
+#define SETTLE_MS 500
+#define RECOVERED 0.9
+#ifdef HH_UNDER_ASAN
+#define BACK_WITHIN_MS 6000   /* a sanitized zygote takes longer to start */
+#else
+#define BACK_WITHIN_MS 2000
+#endif
+
+typedef struct {
+    double t0, fault_at, fault_end, after_at;
+} schedule;
+
+static schedule plan(unsigned stop_ms)
+{
+    schedule s = { .t0 = hx_now_ms() };
+    s.fault_at = s.t0 + WARMUP_MS + WINDOW_MS;
+    s.fault_end = s.fault_at + stop_ms;
+    s.after_at = s.fault_end + BACK_WITHIN_MS + SETTLE_MS;
+    return s;
+}
+
+static void sleep_until(double at)
+{
+    double left = at - hx_now_ms();
+    if (left > 0)
+        usleep((useconds_t)(left * 1000));
+}
+
+/* The fault, then: answers for all, the zygote back, throughput back, a
+ * zygote worker again. stop_ms: how long a SIGSTOP lasts (0 for SIGKILL). */
 static void fault_under_load(int sig, unsigned stop_ms)
 {
+    const char *name = sig == SIGKILL ? "SIGKILL" : "SIGSTOP";
     sv_start(&origin, &broker, SLOTS, TIMEOUT_MS);
     zygote_view before = zygote_now();
     cr_assert(before.up && before.pid > 0, "no zygote at start");
     static load l;
     memset(&l, 0, sizeof l);
-    double t0 = hx_now_ms();
-    l.until_ms = t0 + 6000 + stop_ms;
+    schedule s = plan(stop_ms);
+    l.until_ms = s.after_at + 2 * WINDOW_MS;
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, run_load, &l), 0);
-    usleep(2000 * 1000);
+    sleep_until(s.fault_at);
     cr_assert_eq(kill((pid_t)before.pid, sig), 0);
-    double fault_at = hx_now_ms();
+    s.fault_at = s.fault_end = hx_now_ms();
     zygote_view after;
-    double back_ms = until_replaced(before.pid, 10000, &after);   /* a stopped one is replaced too */
+    double back_ms = until_replaced(before.pid, stop_ms + BACK_WITHIN_MS + 3000.0, &after);  /* a stopped one too */
     double back_at = hx_now_ms();
     if (stop_ms) {
-        double left = fault_at + stop_ms - hx_now_ms();
-        if (left > 0)
-            usleep((useconds_t)(left * 1000));
+        sleep_until(s.fault_at + stop_ms);
         kill((pid_t)before.pid, SIGCONT);   /* if the supervisor has not killed it already */
+        s.fault_end = hx_now_ms();
     }
     pthread_join(t, NULL);
-    double rate_before = rate(&l, t0 + 500, fault_at), rate_after = rate(&l, back_at, l.until_ms);
-    tally all = count(&l, sig == SIGKILL ? "SIGKILL" : "SIGSTOP", sig == SIGKILL ? fault_at : back_at);
+    double w0 = rate(&l, s.fault_at - WINDOW_MS, s.fault_at);
+    double w1 = rate(&l, s.after_at, s.after_at + WINDOW_MS);
+    double w2 = rate(&l, s.after_at + WINDOW_MS, s.after_at + 2 * WINDOW_MS);
+    double best = w1 > w2 ? w1 : w2;
+    tally all = count(&l, name, sig == SIGKILL ? s.fault_at : back_at);
     cr_log_info("%s zygote %ld under %d clients: %zu lookups, %zu ok, %zu failed, %zu unanswered, slowest %.0f ms; "
-                "replaced by pid %ld (restarts %ld) %.0f ms after the fault began; %.0f ok/s before, %.0f ok/s "
-                "after it was back",
-                sig == SIGKILL ? "SIGKILL" : "SIGSTOP", before.pid, CLIENTS, l.issued, all.ok, all.failed,
-                all.unanswered, all.slowest_ms, after.pid, after.restarts, back_ms, rate_before, rate_after);
+                "replaced by pid %ld (restarts %ld) %.0f ms after the fault began (%.0f ms after it ended); "
+                "ok/s in %d ms windows: %.1f before, %.1f and %.1f after (best %.2f of before)",
+                name, before.pid, CLIENTS, l.issued, all.ok, all.failed, all.unanswered, all.slowest_ms, after.pid,
+                after.restarts, back_ms, back_at - s.fault_end, WINDOW_MS, w0, w1, w2, w0 > 0 ? best / w0 : 0);
     free_load(&l);
     cr_assert_eq(all.unanswered, 0, "%zu lookups got no HTTP answer", all.unanswered);
     cr_assert_leq(all.slowest_ms, TIMEOUT_MS + 3000.0, "a lookup took %.0f ms (deadline %d ms)", all.slowest_ms,
@@ -182,8 +226,13 @@ static void fault_under_load(int sig, unsigned stop_ms)
     cr_assert_eq(all.misdescribed, 0, "%zu lookups ended by the fault blame the fetch budget", all.misdescribed);
     cr_assert_eq(all.failed_later, 0, "%zu lookups begun after the old zygote's workers died failed",
                  all.failed_later);
-    cr_assert_geq(back_ms, 0, "the zygote was not replaced within 10 s: %s", hx_broker_log(&broker));
+    cr_assert_geq(back_ms, 0, "the zygote was not replaced: %s", hx_broker_log(&broker));
+    cr_assert_leq(back_at - s.fault_end, BACK_WITHIN_MS, "the pool was back %.0f ms after the fault ended",
+                  back_at - s.fault_end);
     cr_assert_geq(after.restarts, 1);
+    cr_assert_gt(w0, 0, "no lookup succeeded before the fault");
+    cr_assert_geq(best, RECOVERED * w0, "%s: %.1f ok/s before the fault, at best %.1f after it (%.2f)", name, w0,
+                  best, best / w0);
     /* Lookups are served by a zygote worker again. */
     char url[256];
     hx_response r = hx_lookup(&broker, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, "/page", url, sizeof url));
@@ -197,14 +246,14 @@ static void fault_under_load(int sig, unsigned stop_ms)
     hx_assert_no_sanitizer_report(&broker);
 }
 
-Test(pool_faults, zygote_killed_under_load_is_restarted_and_every_lookup_answered)
+Test(pool_faults, zygote_killed_under_load_is_restarted_and_throughput_recovers)
 {
     fault_under_load(SIGKILL, 0);
 }
 
-Test(pool_faults, zygote_stopped_under_load_is_replaced_and_every_lookup_answered)
+Test(pool_faults, zygote_stopped_10s_under_load_is_replaced_and_throughput_recovers)
 {
-    fault_under_load(SIGSTOP, 4000);
+    fault_under_load(SIGSTOP, 10000);
 }
 
 /* ---- the broker out of descriptors at worker spawn ------------------------------ */
