@@ -302,7 +302,10 @@ static void *proxy_main(void *arg)
     }
     vf_upstream up;
     char detail[512];
-    if (vf_upstream_open(&up, p->tls_ctx, p->host, p->port, p->egress, p->deadline_ms, detail, sizeof detail) != 0) {
+    int opened = vf_upstream_open(&up, p->tls_ctx, p->host, p->port, p->egress, p->deadline_ms, detail,
+                                  sizeof detail);
+    if (opened != 0) {
+        p->local = !p->failed && opened == VF_UPSTREAM_LOCAL;
         fail(p, detail);
         goto out;
     }
@@ -328,8 +331,9 @@ out:
 int vf_credential_proxy_start(vf_credential_proxy *p)
 {
     p->failed = false;
+    p->local = false;
     p->detail[0] = '\0';
-    return pthread_create(&p->thread, NULL, proxy_main, p) == 0 ? 0 : -1;
+    return pthread_create(&p->thread, NULL, proxy_main, p);
 }
 
 void vf_credential_proxy_finish(vf_credential_proxy *p)

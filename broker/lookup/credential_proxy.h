@@ -31,11 +31,12 @@ typedef struct {
     int64_t deadline_ms;
     /* outputs */
     bool failed;
+    bool local;                         /* it failed for want of the broker's own fds or memory */
     char detail[512];
     pthread_t thread;
 } vf_credential_proxy;
 
-/* Start the proxy thread; 0 on success. */
+/* Start the proxy thread; 0 on success, else pthread_create's error number. */
 int vf_credential_proxy_start(vf_credential_proxy *p);
 /* Unblock and join it. */
 void vf_credential_proxy_finish(vf_credential_proxy *p);

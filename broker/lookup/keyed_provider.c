@@ -1,6 +1,7 @@
 #include "broker/lookup/keyed_provider.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/local_cause.h"
 #include "broker/lookup/credential_proxy.h"
 #include "broker/spawn/worker_run.h"
 #include "broker/judge/utf8_text.h"
@@ -75,13 +77,27 @@ static void forced(vf_fetch_outcome *out, vf_outcome o, int status, const char *
     snprintf(out->detail, sizeof out->detail, "%s", detail);
 }
 
+/* The broker's own exhaustion (err) before the provider was asked: local,
+ * never the provider's circuit. */
+static void local_failure(vf_fetch_outcome *out, int err, const char *what)
+{
+    char detail[VF_DETAIL_MAX];
+    forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, vf_local_detail(detail, sizeof detail, err, false, what));
+    out->local = true;
+}
+
 /* Turn what the worker and the proxy saw into one outcome. */
 static void settle(vf_fetch_outcome *out, int worker_rc, const char *worker_detail, vf_result *res,
                    const vf_credential_proxy *proxy, const char *endpoint)
 {
-    if (worker_rc != 0) {
-        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, proxy->failed ? proxy->detail : worker_detail);
-        out->local = worker_rc == VF_WORKER_RUN_LOCAL && !proxy->failed;
+    /* The broker's own exhaustion first: no worker could start (the proxy
+     * then saw no request), or no descriptor or memory for the connection
+     * to the provider (the worker then saw no answer). */
+    bool local = worker_rc == VF_WORKER_RUN_LOCAL || (proxy->failed && proxy->local);
+    if (local || worker_rc != 0) {
+        bool proxy_says = proxy->failed && worker_rc != VF_WORKER_RUN_LOCAL;
+        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, proxy_says ? proxy->detail : worker_detail);
+        out->local = local;
         return;
     }
     if (res->transport_error) {
@@ -159,8 +175,16 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
     if (target && asprintf(&worker_url, "http://%s:%u%s", ep.host, ep.port, target) < 0)
         worker_url = NULL;
     int sv[2] = { -1, -1 };
-    if (!target || !worker_url || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not prepare the provider channel");
+    if (!target || !worker_url) {
+        local_failure(out, ENOMEM, "cannot build the provider request");
+        goto done;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        int err = errno;
+        if (vf_local_exhaustion(err))
+            local_failure(out, err, "cannot create the provider channel");
+        else
+            forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not prepare the provider channel");
         goto done;
     }
     vf_credential_proxy proxy = {
@@ -170,8 +194,12 @@ void vf_keyed_fetch(const vf_broker *b, const vf_tenant_config *tenant, const vf
         .mask = (const char *const *)b->mask.forms, .mask_lens = b->mask.lens, .n_mask = b->mask.n,
         .max_response = tenant->max_body_bytes + VF_IPC_RESULT_OVERHEAD, .deadline_ms = deadline_ms,
     };
-    if (vf_credential_proxy_start(&proxy) != 0) {
-        forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not start the credential proxy");
+    int started = vf_credential_proxy_start(&proxy);
+    if (started != 0) {
+        if (vf_local_exhaustion(started))
+            local_failure(out, started, "cannot start the credential proxy");
+        else
+            forced(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "broker could not start the credential proxy");
         goto done;
     }
     int64_t left = deadline_ms - vf_now_ms();

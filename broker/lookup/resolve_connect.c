@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/local_cause.h"
 #include "ipc/ipc_frame.h"
 
 #define VF_MAX_ADDRESSES 16
@@ -30,12 +31,6 @@ static void set_port(struct sockaddr *sa, uint16_t port)
         ((struct sockaddr_in *)sa)->sin_port = htons(port);
     else
         ((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
-}
-
-/* The broker's own resources ran out, not the origin's. */
-static bool is_local_exhaustion(int err)
-{
-    return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS;
 }
 
 /* Non-blocking connect bounded by the deadline; returns 0, or an errno value. */
@@ -166,7 +161,7 @@ vf_connect_status vf_resolve_connect(const char *host, uint16_t port,
             status = VF_CONNECT_TIMEOUT;
             break;
         }
-        if (is_local_exhaustion(last_err)) {
+        if (vf_local_exhaustion(last_err)) {
             status = VF_CONNECT_LOCAL;
             break;
         }
@@ -182,8 +177,9 @@ vf_connect_status vf_resolve_connect(const char *host, uint16_t port,
                      strerror(last_err));
     } else if (status == VF_CONNECT_LOCAL) {
         out->denied_rule = NULL;
-        snprintf(out->detail, sizeof out->detail, "local: %s in the broker (connect to %s port %u not tried)",
-                 last_err == EMFILE || last_err == ENFILE ? "too many open files" : "out of memory", last_ip, port);
+        char what[96];
+        snprintf(what, sizeof what, "connect to %s port %u not tried", last_ip, port);
+        vf_local_detail(out->detail, sizeof out->detail, last_err, true, what);
     } else if (status == VF_CONNECT_DENIED && !out->denied_rule) {
         snprintf(out->detail, sizeof out->detail, "host '%.200s' has no IPv4/IPv6 address", host);
         status = VF_CONNECT_RESOLVE_FAILED;

@@ -109,7 +109,12 @@ int vf_upstream_open(vf_upstream *u, SSL_CTX *tls_ctx, const char *host, uint16_
     memset(u, 0, sizeof *u);
     u->fd = -1;
     vf_connection c;
-    if (vf_resolve_connect(host, port, policy, deadline_ms, &c) != VF_CONNECT_OK) {
+    vf_connect_status cs = vf_resolve_connect(host, port, policy, deadline_ms, &c);
+    if (cs == VF_CONNECT_LOCAL) {
+        snprintf(detail, dlen, "%s", c.detail);   /* the broker's fault: no "provider endpoint" prefix */
+        return VF_UPSTREAM_LOCAL;
+    }
+    if (cs != VF_CONNECT_OK) {
         snprintf(detail, dlen, "provider endpoint: %s", c.detail);
         return -1;
     }

@@ -21,7 +21,10 @@ typedef struct {
 SSL_CTX *vf_upstream_tls_context(const uint8_t *ca_pem, size_t ca_len, char *err, size_t errlen);
 
 /* Resolve + vet + connect (same egress policy as direct fetches), then the
- * TLS handshake with SNI and host name verification when tls_ctx != NULL. */
+ * TLS handshake with SNI and host name verification when tls_ctx != NULL.
+ * 0 on success; VF_UPSTREAM_LOCAL when the broker itself had no descriptor
+ * or memory for the connection (detail starts "local: "); -1 otherwise. */
+#define VF_UPSTREAM_LOCAL (-2)
 int vf_upstream_open(vf_upstream *u, SSL_CTX *tls_ctx, const char *host, uint16_t port,
                      const vf_egress_policy *policy, int64_t deadline_ms, char *detail, size_t dlen);
 

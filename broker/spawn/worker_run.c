@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/local_cause.h"
 #include "broker/spawn/cancel_wait.h"
 #include "broker/spawn/zygote_client.h"
 
@@ -75,23 +76,17 @@ static int cancel_fd_of(const vf_worker_spec *spec)
 
 /* ---- starting and reaping an exec'd worker ----------------------------- */
 
-/* Out of descriptors, memory or processes in the broker itself. */
-static bool local_exhaustion(int err)
-{
-    return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS || err == EAGAIN;
-}
-
 /* A failure to start a worker ("cannot <what>: ..."): VF_WORKER_RUN_LOCAL
  * with a "local: " detail when it is the broker's own exhaustion, else -1. */
 static int start_failed(int err, const char *what, char *detail, size_t len)
 {
-    if (!local_exhaustion(err)) {
-        snprintf(detail, len, "cannot %s: %s", what, strerror(err));
+    char step[400];
+    snprintf(step, sizeof step, "cannot %s", what);
+    if (!vf_local_exhaustion(err)) {
+        snprintf(detail, len, "%s: %s", step, strerror(err));
         return -1;
     }
-    snprintf(detail, len, "local: %s in the broker (cannot %s)",
-             err == EMFILE || err == ENFILE ? "too many open files" : err == EAGAIN ? "no process left" : "out of memory",
-             what);
+    vf_local_detail(detail, len, err, false, step);
     return VF_WORKER_RUN_LOCAL;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/local_cause.h"
 #include "broker/log_limit.h"
 #include "broker/spawn/zygote_internal.h"
 #include "ipc/ipc_fds.h"
@@ -112,9 +113,8 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
     vf_zygote_spawn_rc rc = VF_ZYGOTE_UNAVAILABLE;
     for (;;) {
         int err = 0;
-        if (!room_for_a_worker(g->ctl, &err) && (err == EMFILE || err == ENFILE || err == ENOMEM)) {
-            snprintf(detail, detail_len, "local: %s in the broker (cannot take a worker from the zygote)",
-                     err == ENOMEM ? "out of memory" : "too many open files");
+        if (!room_for_a_worker(g->ctl, &err) && vf_local_exhaustion(err)) {
+            vf_local_detail(detail, detail_len, err, false, "cannot take a worker from the zygote");
             rc = VF_ZYGOTE_LOCAL;
             break;
         }

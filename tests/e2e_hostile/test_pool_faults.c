@@ -5,12 +5,14 @@
  * the supervisor's new zygote is up (seen in /v1/health) within 2 s of the
  * fault's end, throughput comes back to 90% of what it was before the
  * fault, and lookups are served by a zygote worker again. The broker out of
- * descriptors when it starts a worker: the attempt says the cause is local
- * and no circuit is charged. */
+ * descriptors when it starts a worker or calls a keyed provider: the
+ * attempt says the cause is local and no circuit is charged. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hostile.h"
@@ -258,14 +260,15 @@ Test(pool_faults, zygote_stopped_10s_under_load_is_replaced_and_throughput_recov
 
 /* ---- the broker out of descriptors at worker spawn ------------------------------ */
 
-static long circuit_state(void)
+static long circuit_state(const char *provider)
 {
     hx_response m = hx_request(&broker, "GET", "/metrics", NULL, 0);
     cr_assert_eq(m.status, 200);
-    static const char series[] = "verifetch_circuit_state{tenant=\"serving\",provider=\"direct\"} ";
+    char series[160];
+    snprintf(series, sizeof series, "verifetch_circuit_state{tenant=\"serving\",provider=\"%s\"} ", provider);
     const char *at = strstr(m.body, series);
-    cr_assert_not_null(at, "no circuit gauge for direct:\n%s", m.body);
-    long v = strtol(at + sizeof series - 1, NULL, 10);
+    cr_assert_not_null(at, "no circuit gauge for %s:\n%s", provider, m.body);
+    long v = strtol(at + strlen(series), NULL, 10);
     hx_response_free(&m);
     return v;
 }
@@ -291,22 +294,15 @@ static char *attempt_detail(const hx_response *r)
 }
 
 /* With only k descriptors left to the broker (k = 1..10, its soft
- * RLIMIT_NOFILE lowered live with prlimit), lookups fail where the broker
- * runs out: every failure says it is local, one of them at the worker's
- * start (spawn_step), and the provider's circuit (2 failures open it) stays
- * closed. With the limit back, the next lookup is served; two failures that
- * are the origin's (a closed port) do open the circuit. */
-static void fd_exhaustion_at_spawn(const char *worker_extra, const char *spawn_step)
+ * RLIMIT_NOFILE lowered live with prlimit), lookups of url fail where the
+ * broker runs out: every failure must say it is local. Returns how many
+ * failed with step in their detail; *served: how many succeeded. */
+static size_t fd_sweep(const char *url, const char *step, size_t *served)
 {
-    static char conf[SV_CONF_MAX];
-    hx_origin_start(&origin, NULL, NULL);
-    sv_config_body(conf, 4, 5000, worker_extra, "circuit = { failure_threshold = 2; cooldown_ms = 600000; };");
-    hh_broker_start(&broker, conf);
     struct rlimit orig;
     cr_assert_eq(prlimit(broker.pid, RLIMIT_NOFILE, NULL, &orig), 0);
-    char url[256];
-    hx_origin_url(&origin, false, "/page", url, sizeof url);
-    size_t local = 0, at_spawn = 0, served = 0;
+    size_t local = 0, at_step = 0;
+    *served = 0;
     for (rlim_t k = 1; k <= 10; k++) {
         hh_usage idle = hh_usage_steady(broker.pid, 2000);
         set_fd_limit((rlim_t)idle.fds + k);
@@ -316,19 +312,36 @@ static void fd_exhaustion_at_spawn(const char *worker_extra, const char *spawn_s
         hx_response_free(&r);
         cr_log_info("%lu fds left: %s", (unsigned long)k, detail ? detail : "served");
         if (!detail) {
-            served++;
+            (*served)++;
             continue;
         }
         cr_assert(strncmp(detail, "local: ", 7) == 0, "with %lu fds left, a failure not called local: %s",
                   (unsigned long)k, detail);
         local++;
-        at_spawn += strstr(detail, spawn_step) != NULL;
+        at_step += strstr(detail, step) != NULL;
         free(detail);
     }
-    cr_assert_gt(at_spawn, 0, "no lookup failed at \"%s\" (%zu local failures, %zu served)\n%s", spawn_step, local,
-                 served, hx_broker_log(&broker));
-    cr_assert_gt(served, 0, "no lookup was served even with 10 fds left");
-    cr_assert_eq(circuit_state(), 0, "%zu local failures opened the provider's circuit", local);
+    cr_assert_gt(at_step, 0, "no lookup failed at \"%s\" (%zu local failures, %zu served)\n%s", step, local,
+                 *served, hx_broker_log(&broker));
+    cr_assert_gt(*served, 0, "no lookup was served even with 10 fds left");
+    return local;
+}
+
+#define CIRCUIT_OF_TWO "circuit = { failure_threshold = 2; cooldown_ms = 600000; };"
+
+/* The sweep at worker spawn; then the provider's circuit (2 failures open
+ * it) is still closed, the next lookup is served, and two failures that
+ * are the origin's (a closed port) do open the circuit. */
+static void fd_exhaustion_at_spawn(const char *worker_extra, const char *spawn_step)
+{
+    static char conf[SV_CONF_MAX];
+    hx_origin_start(&origin, NULL, NULL);
+    sv_config_body(conf, 4, 5000, worker_extra, CIRCUIT_OF_TWO);
+    hh_broker_start(&broker, conf);
+    char url[256];
+    hx_origin_url(&origin, false, "/page", url, sizeof url);
+    size_t served, local = fd_sweep(url, spawn_step, &served);
+    cr_assert_eq(circuit_state("direct"), 0, "%zu local failures opened the provider's circuit", local);
     hx_response ok = hx_lookup(&broker, "{\"url\": \"%s\"}", url);
     char *after = attempt_detail(&ok);
     cr_assert_null(after, "with the limit back: %s", after);
@@ -339,7 +352,7 @@ static void fd_exhaustion_at_spawn(const char *worker_extra, const char *spawn_s
         hx_response bad = hx_lookup(&broker, "{\"url\": \"%s\"}", closed);
         hx_response_free(&bad);
     }
-    cr_assert_eq(circuit_state(), 1, "two origin failures did not open the circuit: this test proves nothing");
+    cr_assert_eq(circuit_state("direct"), 1, "two origin failures did not open the circuit: this test proves nothing");
     hx_assert_no_sanitizer_report(&broker);
 }
 
@@ -351,4 +364,43 @@ Test(pool_faults, fd_exhaustion_taking_a_zygote_worker_is_a_local_cause)
 Test(pool_faults, fd_exhaustion_starting_an_exec_worker_is_a_local_cause)
 {
     fd_exhaustion_at_spawn("zygote = false;", "(cannot ");   /* create worker channel / start worker */
+}
+
+/* A keyed provider (http_api, the origin as its endpoint): the broker out
+ * of descriptors for the credential proxy's connection to the provider, or
+ * for the worker's channel, is local; the provider's circuit stays closed.
+ * Once the provider itself is gone (its port closed), two failures open it. */
+Test(pool_faults, fd_exhaustion_calling_a_keyed_provider_is_a_local_cause)
+{
+    static char conf[SV_CONF_MAX];
+    char key_path[PATH_MAX], providers[PATH_MAX + 512];
+    hx_origin_start(&origin, NULL, NULL);
+    snprintf(key_path, sizeof key_path, "%s/keyed.key", hx_tmpdir());
+    FILE *k = fopen(key_path, "w");
+    cr_assert_not_null(k);
+    fputs("k3y-for-the-fd-test\n", k);
+    cr_assert_eq(fclose(k), 0);
+    cr_assert_eq(chmod(key_path, 0600), 0);
+    snprintf(providers, sizeof providers,
+             "providers = ( { name = \"keyed\"; kind = \"http_api\"; "
+             "endpoint = \"http://127.0.0.1:%d/page?url={url}\"; "
+             "credential = { header = \"X-Api-Key\"; key_file = \"%s\"; }; } ); " CIRCUIT_OF_TWO,
+             origin.port, key_path);
+    sv_config_body(conf, 4, 5000, "", providers);
+    hh_broker_start(&broker, conf);
+    char url[256];
+    hx_origin_url(&origin, false, "/target", url, sizeof url);
+    size_t served, local = fd_sweep(url, "not tried", &served);   /* the proxy's connect to the provider */
+    cr_assert_eq(circuit_state("keyed"), 0, "%zu local failures opened the keyed provider's circuit", local);
+    kill(origin.pid, SIGKILL);
+    waitpid(origin.pid, NULL, 0);
+    for (int i = 0; i < 2; i++) {
+        hx_response bad = hx_lookup(&broker, "{\"url\": \"%s\"}", url);
+        char *detail = attempt_detail(&bad);
+        cr_assert(detail && strncmp(detail, "local: ", 7) != 0, "the provider's own failure: %s", detail);
+        free(detail);
+        hx_response_free(&bad);
+    }
+    cr_assert_eq(circuit_state("keyed"), 1, "two provider failures did not open its circuit: this test proves nothing");
+    hx_assert_no_sanitizer_report(&broker);
 }
