@@ -125,7 +125,8 @@ static bool start_workers(const vf_broker *b, vf_health *health)
     char err[256];
     vf_zygote_options zo = {
         .worker_path = b->cfg->worker_path, .ca_pem = b->cfg->ca_pem, .ca_pem_len = b->cfg->ca_pem_len,
-        .pool = VF_ZYGOTE_DEFAULT_POOL,
+        .pool = VF_ZYGOTE_DEFAULT_POOL, .max_workers = b->cfg->zygote_max_workers,
+        .max_age_s = b->cfg->zygote_max_age_s,
     };
     if (!b->cfg->zygote)
         fprintf(stderr, "verifetchd: worker.zygote = false; workers are exec'd per fetch\n");
@@ -210,6 +211,7 @@ static void reload(const options *o, vf_broker_holder *holder, vf_runtime *rt, v
         return;
     }
     unsigned slots = next->cfg->max_concurrent;
+    vf_zygote_set_rotation(next->cfg->zygote_max_workers, next->cfg->zygote_max_age_s);
     vf_holder_swap(holder, next);
     if (slots != old_slots) {
         vf_worker_slots_resize(&rt->worker_slots, slots);

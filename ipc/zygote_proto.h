@@ -21,7 +21,13 @@
  * SIGKILLs a claimed worker that outlives its time, and always reaps it; an
  * unclaimed one whose channel closes is killed at once. The broker itself
  * never waits on the zygote for a fetch. When the control socket closes, the zygote kills every worker and
- * exits. */
+ * exits.
+ *
+ * Retirement (a fresh zygote, and so a fresh address-space layout, has taken
+ * over): the broker sends DRAIN on the control socket. The zygote forks no
+ * more workers; the broker closes the status channel of every READY it still
+ * finds queued (the zygote kills those unclaimed workers), claimed workers
+ * run to their end or their time, and the zygote exits once none is left. */
 #ifndef VERIFETCH_WORKER_ZYGOTE_PROTO_H
 #define VERIFETCH_WORKER_ZYGOTE_PROTO_H
 
@@ -40,6 +46,7 @@ enum {
     VF_ZY_CLAIMED = 4,  /* broker -> zygote, status channel */
     VF_ZY_EXITED = 5,   /* zygote -> broker, status channel */
     VF_ZY_REFUSED = 6,  /* zygote -> broker, control socket: detail says why */
+    VF_ZY_DRAIN = 7,    /* broker -> zygote, control socket: fork no more, exit when no worker is left */
 };
 
 typedef struct {

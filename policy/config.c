@@ -21,7 +21,8 @@
 static const char *const root_members[] = { "listen", "worker", "classify", "tenants", "state", NULL };
 static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
-    "path", "ca_file", "max_concurrent", "test_hook", "require", "zygote", NULL,
+    "path", "ca_file", "max_concurrent", "test_hook", "require", "zygote", "zygote_max_workers",
+    "zygote_max_age_s", NULL,
 };
 
 /* ---- shared pieces of the default and the loaded config ---- */
@@ -34,6 +35,8 @@ static int set_base(vf_config *cfg)
     cfg->ca_file = strdup(VF_DEFAULT_CA_FILE);
     cfg->max_concurrent = VF_DEFAULT_MAX_CONCURRENT;
     cfg->zygote = true;
+    cfg->zygote_max_workers = VF_DEFAULT_ZYGOTE_MAX_WORKERS;
+    cfg->zygote_max_age_s = VF_DEFAULT_ZYGOTE_MAX_AGE_S;
     return cfg->socket_path && cfg->worker_path && cfg->ca_file ? 0 : -1;
 }
 
@@ -223,6 +226,17 @@ static int parse_worker(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *c
     if ((at = config_setting_get_member(s, "zygote")) &&
         vf_cfg_get_bool(ctx, at, "worker.zygote", &cfg->zygote) != 0)
         return -1;
+    long long v;
+    if ((at = config_setting_get_member(s, "zygote_max_workers"))) {
+        if (vf_cfg_get_int(ctx, at, "worker.zygote_max_workers", 0, VF_MAX_ZYGOTE_MAX_WORKERS, &v) != 0)
+            return -1;
+        cfg->zygote_max_workers = (unsigned)v;
+    }
+    if ((at = config_setting_get_member(s, "zygote_max_age_s"))) {
+        if (vf_cfg_get_int(ctx, at, "worker.zygote_max_age_s", 0, VF_MAX_ZYGOTE_MAX_AGE_S, &v) != 0)
+            return -1;
+        cfg->zygote_max_age_s = (unsigned)v;
+    }
     if ((at = config_setting_get_member(s, "require")))
         return parse_required_layers(ctx, at, cfg);
     return 0;

@@ -26,9 +26,10 @@ static json_t *layer_map(uint32_t layers, bool known)
 
 static json_t *pool_json(const vf_pool_status *p, const vf_admission_stats *q)
 {
-    json_t *zygote = json_pack("{s:b, s:b, s:i, s:i, s:s}", "enabled", p->zygote_enabled, "up", p->zygote_up,
-                               "pid", p->zygote_pid, "restarts", (int)p->zygote_restarts, "detail",
-                               p->zygote_reason);
+    json_t *zygote = json_pack("{s:b, s:b, s:i, s:i, s:i, s:i, s:s}", "enabled", p->zygote_enabled, "up",
+                               p->zygote_up, "pid", p->zygote_pid, "restarts", (int)p->zygote_restarts,
+                               "rotations", (int)p->zygote_rotations, "draining", (int)p->zygote_draining,
+                               "detail", p->zygote_reason);
     return json_pack("{s:i, s:i, s:i, s:i, s:i, s:o}", "slots", (int)p->slots_total, "in_use",
                      (int)p->slots_in_use, "waiting_for_slot", (int)p->waiters, "admitted", (int)q->admitted,
                      "queue_limit_per_tenant", (int)q->tenant_limit, "zygote", zygote);

@@ -16,6 +16,8 @@ static void read_zygote(vf_pool_status *out)
     out->zygote_up = z.running;
     out->zygote_pid = (int)z.pid;
     out->zygote_restarts = z.restarts;
+    out->zygote_rotations = z.rotations;
+    out->zygote_draining = z.draining;
     snprintf(out->zygote_reason, sizeof out->zygote_reason, "%s", z.detail);
 }
 

@@ -16,6 +16,8 @@ typedef struct {
     bool zygote_up;               /* it serves now */
     int zygote_pid;               /* 0 when none */
     unsigned zygote_restarts;     /* since start-up */
+    unsigned zygote_rotations;    /* replaced by a fresh one for age or worker count (fresh layout) */
+    unsigned zygote_draining;     /* replaced ones still finishing their workers */
     char zygote_reason[200];      /* its greeting when up, why it is down otherwise */
     unsigned slots_total;         /* worker.max_concurrent (after any resize) */
     unsigned slots_in_use;

@@ -64,6 +64,9 @@ static struct {
     atomic_int_least64_t wait_began_ms;
     atomic_int_least64_t last_ready_ms;
     atomic_uint restarts;
+    atomic_uint rotations;  /* zygotes retired by age or worker count */
+    atomic_uint draining;   /* retired ones still finishing their workers */
+    atomic_uint max_workers, max_age_s;   /* rotation limits; 0 = none */
     char detail[200];
     pthread_mutex_t lock;   /* gen, detail */
 } zy = { .wake = { -1, -1 }, .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -192,7 +195,7 @@ static int spawn_zygote(const vf_zygote_options *o, int ctl_child, int ca_fd, pi
     return vf_fresh_spawn(o->worker_path, argv, fds, ca_fd >= 0 ? 2 : 1, pid);
 }
 
-static void kill_and_reap(pid_t pid)
+void vf_zy_kill_and_reap(pid_t pid)
 {
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -278,12 +281,12 @@ static zy_gen *launch(char *err, size_t errlen)
         rc = n < 0 ? -1 : take_hello(buf, n, err, errlen);
         free(buf);
         if (rc != 0)
-            kill_and_reap(pid);
+            vf_zy_kill_and_reap(pid);
     }
     zy_gen *g = rc == 0 ? calloc(1, sizeof *g) : NULL;
     if (rc == 0 && !g) {
         snprintf(err, errlen, "out of memory");
-        kill_and_reap(pid);
+        vf_zy_kill_and_reap(pid);
     }
     if (!g) {
         close(sv[0]);
@@ -329,7 +332,7 @@ static void retire(zy_gen *g, const char *why)
     snprintf(zy.detail, sizeof zy.detail, "zygote restarting: %s", why);
     pthread_mutex_unlock(&zy.lock);
     shutdown(g->ctl, SHUT_RDWR);
-    kill_and_reap(g->pid);
+    vf_zy_kill_and_reap(g->pid);
     fprintf(stderr, "verifetchd: zygote (pid %d) replaced: %s; exec'd workers until it is back\n",
             (int)g->pid, why);
     vf_zy_gen_release(g);   /* zy.gen's reference */
@@ -371,11 +374,34 @@ static const char *check_gen(zy_gen *g, bool died, char *buf, size_t len)
     return NULL;
 }
 
+/* A fresh zygote takes over from g, which drains; g keeps serving when the
+ * fresh one cannot start (tried again after the longest backoff). */
+static void rotate(zy_gen *g, const char *why, int64_t *next_try)
+{
+    char err[256];
+    zy_gen *n = launch(err, sizeof err);
+    if (!n) {
+        fprintf(stderr, "verifetchd: zygote (pid %d) due for replacement %s, but none started (%s); it "
+                "keeps serving\n", (int)g->pid, why, err);
+        *next_try = vf_now_ms() + BACKOFF_MAX_MS;
+        return;
+    }
+    pthread_mutex_lock(&zy.lock);
+    zy.gen = n;   /* zy.gen's reference to g passes to the draining list */
+    pthread_mutex_unlock(&zy.lock);
+    atomic_store(&zy.last_ready_ms, vf_now_ms());
+    atomic_fetch_add(&zy.rotations, 1);
+    fprintf(stderr, "verifetchd: zygote (pid %d) retired %s; pid %d (a fresh exec, fresh layout) takes new "
+            "workers, the old one ends after its last\n", (int)g->pid, why, (int)n->pid);
+    vf_zy_drain(g);
+}
+
 static void *supervise(void *arg)
 {
     (void)arg;
-    int64_t backoff = BACKOFF_MIN_MS, next_try = 0;
+    int64_t backoff = BACKOFF_MIN_MS, next_try = 0, next_rotation = 0;
     while (!atomic_load(&zy.stopping)) {
+        atomic_store(&zy.draining, vf_zy_tend_draining());
         zy_gen *g = vf_zy_gen_acquire();
         struct pollfd p[2] = { { .fd = zy.wake[0], .events = POLLIN },
                                { .fd = g ? g->pidfd : -1, .events = POLLIN } };
@@ -401,6 +427,10 @@ static void *supervise(void *arg)
                 if (g->pid < 0)
                     g->pid = -g->pid;
                 retire(g, why);
+            } else if (now >= next_rotation && vf_zy_can_drain() &&
+                       (why = vf_zy_rotation_due(g, atomic_load(&zy.max_workers), atomic_load(&zy.max_age_s),
+                                                 now, buf, sizeof buf))) {
+                rotate(g, why, &next_rotation);
             }
             vf_zy_gen_release(g);
             continue;
@@ -447,6 +477,7 @@ int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen)
         zy.ca_len = o->ca_pem_len;
     }
     zy.opts = *o;
+    vf_zygote_set_rotation(o->max_workers, o->max_age_s);
     zy.opts.worker_path = zy.path;
     zy.opts.ca_pem = zy.ca;
     zy_gen *g = launch(err, errlen);
@@ -456,6 +487,7 @@ int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen)
     }
     atomic_store(&zy.stopping, false);
     atomic_store(&zy.restarts, 0);
+    atomic_store(&zy.rotations, 0);
     if (pipe2(zy.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         snprintf(err, errlen, "zygote supervisor: %s", strerror(errno));
         retire(g, "broker set-up failed");
@@ -476,6 +508,21 @@ int vf_zygote_start(const vf_zygote_options *o, char *err, size_t errlen)
     return 0;
 }
 
+void vf_zy_end(zy_gen *g)
+{
+    /* It kills its workers and exits on EOF; give it a moment to. */
+    shutdown(g->ctl, SHUT_RDWR);
+    int64_t until = vf_now_ms() + KILL_WAIT_MS;
+    while (waitpid(g->pid, NULL, WNOHANG) == 0) {
+        if (vf_now_ms() >= until) {
+            vf_zy_kill_and_reap(g->pid);
+            break;
+        }
+        nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
+    }
+    vf_zy_gen_release(g);
+}
+
 void vf_zygote_stop(void)
 {
     if (!zy.supervised)
@@ -489,19 +536,10 @@ void vf_zygote_stop(void)
     zy.gen = NULL;
     atomic_store(&zy.running, false);
     pthread_mutex_unlock(&zy.lock);
-    if (g) {
-        /* It kills its workers and exits on EOF; give it a moment to. */
-        shutdown(g->ctl, SHUT_RDWR);
-        int64_t until = vf_now_ms() + KILL_WAIT_MS;
-        while (waitpid(g->pid, NULL, WNOHANG) == 0) {
-            if (vf_now_ms() >= until) {
-                kill_and_reap(g->pid);
-                break;
-            }
-            nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
-        }
-        vf_zy_gen_release(g);
-    }
+    if (g)
+        vf_zy_end(g);
+    vf_zy_end_draining();
+    atomic_store(&zy.draining, 0);
     close(zy.wake[0]);
     close(zy.wake[1]);
     zy.wake[0] = zy.wake[1] = -1;
@@ -513,6 +551,8 @@ void vf_zygote_get_status(vf_zygote_status *out)
     memset(out, 0, sizeof *out);
     out->supervised = zy.supervised;
     out->restarts = atomic_load(&zy.restarts);
+    out->rotations = atomic_load(&zy.rotations);
+    out->draining = atomic_load(&zy.draining);
     out->layers = zy.layers;
     out->pool = zy.pool;
     out->ca_certs = zy.ca_certs;
@@ -521,6 +561,12 @@ void vf_zygote_get_status(vf_zygote_status *out)
     out->pid = zy.gen ? zy.gen->pid : 0;
     snprintf(out->detail, sizeof out->detail, "%s", zy.detail[0] ? zy.detail : "zygote not started");
     pthread_mutex_unlock(&zy.lock);
+}
+
+void vf_zygote_set_rotation(unsigned max_workers, unsigned max_age_s)
+{
+    atomic_store(&zy.max_workers, max_workers);
+    atomic_store(&zy.max_age_s, max_age_s);
 }
 
 void vf_zy_note_waiting(void)

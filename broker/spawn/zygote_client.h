@@ -25,7 +25,16 @@ typedef struct {
     bool private_namespaces;   /* five new namespaces per worker (~2 ms more CPU each)
                                 * instead of one shared user/net/ipc/mount set plus a
                                 * pid namespace per worker */
+    unsigned max_workers;      /* a fresh zygote after this many workers (0: never) */
+    unsigned max_age_s;        /* ... or after this many seconds (0: never) */
 } vf_zygote_options;
+
+/* Workers forked from one zygote share its address-space layout. After
+ * max_workers workers or max_age_s seconds, whichever comes first, the
+ * supervisor execs a fresh zygote, switches new lookups to it, and lets the
+ * old one finish the workers it gave out, then end (see zygote_rotation.c).
+ * Applies from the next supervisor turn; 0 disables a limit. */
+void vf_zygote_set_rotation(unsigned max_workers, unsigned max_age_s);
 
 /* Starts the zygote and waits for it to be ready (bounded), then supervises
  * it from a thread: a zygote that dies, or has kept lookups waiting with no
@@ -42,6 +51,8 @@ typedef struct {
     bool supervised;       /* started, and restarted by a supervisor when it dies or hangs */
     bool running;          /* serving now (false while it restarts) */
     unsigned restarts;     /* since start-up */
+    unsigned rotations;    /* zygotes replaced by a fresh one for their age or worker count */
+    unsigned draining;     /* replaced ones still finishing the workers they gave out */
     pid_t pid;             /* 0 while none runs */
     uint32_t layers;       /* VF_LAYER_* the zygote gives every worker (uid, namespaces) */
     unsigned pool;

@@ -112,6 +112,13 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
     const int64_t overflow_at = vf_now_ms() + VF_ZYGOTE_OVERFLOW_MS;
     vf_zygote_spawn_rc rc = VF_ZYGOTE_UNAVAILABLE;
     for (;;) {
+        if (atomic_load(&g->retired)) {
+            /* A fresh zygote took over while we waited: wait on it instead. */
+            vf_zy_gen_release(g);
+            if (!(g = vf_zy_gen_acquire()))
+                return VF_ZYGOTE_UNAVAILABLE;
+            continue;
+        }
         int err = 0;
         if (!room_for_a_worker(g->ctl, &err) && vf_local_exhaustion(err)) {
             vf_local_detail(detail, detail_len, err, false, "cannot take a worker from the zygote");
@@ -126,6 +133,8 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
             close_worker(w);
             got = -1;
         }
+        if (got < 0 && atomic_load(&g->retired))
+            continue;
         if (got < 0) {
             atomic_store(&g->failed, true);
             vf_zy_kick();
@@ -133,6 +142,7 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
         }
         if (got > 0) {
             vf_zy_note_ready();
+            atomic_fetch_add(&g->taken, 1);
             claim(w, deadline_ms);
             rc = VF_ZYGOTE_SPAWNED;
             break;

@@ -83,6 +83,19 @@ Test(config_ok, empty_file_is_the_builtin_default)
     assert_builtin_tenant(&cfg.tenants[0]);
     cr_assert_eq(cfg.socket_mode, 0660);
     cr_assert_eq(cfg.max_concurrent, 64);
+    cr_assert_eq(cfg.zygote_max_workers, 1000);
+    cr_assert_eq(cfg.zygote_max_age_s, 600);
+    vf_config_free(&cfg);
+}
+
+Test(config_ok, zygote_rotation_limits_and_zero_for_never)
+{
+    vf_config cfg;
+    char err[512];
+    cr_assert_eq(fx_load(&cfg, err, sizeof err, "worker = { zygote_max_workers = 1; zygote_max_age_s = 0; };\n"),
+                 0, "%s", err);
+    cr_assert_eq(cfg.zygote_max_workers, 1);
+    cr_assert_eq(cfg.zygote_max_age_s, 0);
     vf_config_free(&cfg);
 }
 
@@ -398,6 +411,7 @@ Test(config_ok, example_documents_every_setting)
 {
     static const char *const settings[] = {
         "listen", "socket", "mode", "worker", "path", "ca_file", "max_concurrent", "test_hook",
+        "zygote_max_workers", "zygote_max_age_s",
         "classify", "extra_markers", "disable", "tenants", "name", "uids", "attempt_ceiling",
         "timeout_ms", "max_body_bytes", "egress", "allow", "deny", "ports", "any_port",
         "providers", "kind", "endpoint", "credential", "header", "query", "format", "key_file",

@@ -98,6 +98,13 @@ Test(config_err, out_of_range)
     fx_expect_error(4, "tenants[0].uids[0]: 4294967295 is out of range", FX_TENANT_WITH("uids = [ 4294967295L ];"));
     fx_expect_error(2, "worker.max_concurrent: 1025 is out of range (1..1024)", "worker = {\n  max_concurrent = 1025;\n};\n");
     fx_expect_error(2, "worker.max_concurrent: 0 is out of range", "worker = {\n  max_concurrent = 0;\n};\n");
+    fx_expect_error(2, "worker.zygote_max_workers: -1 is out of range (0..10000000)",
+                    "worker = {\n  zygote_max_workers = -1;\n};\n");
+    fx_expect_error(2, "worker.zygote_max_workers: 10000001 is out of range",
+                    "worker = {\n  zygote_max_workers = 10000001;\n};\n");
+    fx_expect_error(2, "worker.zygote_max_age_s: 604801 is out of range (0..604800)",
+                    "worker = {\n  zygote_max_age_s = 604801;\n};\n");
+    fx_expect_error(2, "worker.zygote_max_age_s: must be an integer", "worker = {\n  zygote_max_age_s = \"1h\";\n};\n");
     fx_expect_error(2, "listen.mode: must be octal permission bits", "listen = {\n  mode = 0778;\n};\n");
     fx_expect_error(2, "listen.mode: must be octal permission bits", "listen = {\n  mode = 01000;\n};\n");
     fx_expect_error(2, "listen.mode: must be octal permission bits", "listen = {\n  mode = 0x200;\n};\n");

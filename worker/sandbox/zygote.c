@@ -52,6 +52,7 @@ typedef struct {
 static kid kids[MAX_KIDS];
 static size_t n_kids;
 static unsigned pool_target;
+static bool draining;         /* the broker sent DRAIN: a newer zygote serves */
 static bool private_ns;
 static unsigned long clone_flags;
 static vf_worker_ctx child_ctx;
@@ -265,14 +266,14 @@ static void drop_dead(void)
     n_kids = w;
 }
 
-/* The broker sends nothing on the control socket; reading it only tells
- * whether it is still there. Returns false when it has gone. */
+/* The broker sends only DRAIN on the control socket; reading it otherwise
+ * tells whether it is still there. Returns false when it has gone. */
 static bool read_control(void)
 {
     for (;;) {
-        char junk[sizeof(vf_zy_msg)];
+        vf_zy_msg m;
         char cbuf[CMSG_SPACE(4 * sizeof(int))];
-        struct iovec iov = { junk, sizeof junk };
+        struct iovec iov = { &m, sizeof m };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
                              .msg_controllen = sizeof cbuf };
         ssize_t n = recvmsg(VF_ZY_CTL_FD, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -281,6 +282,8 @@ static bool read_control(void)
         if (n == 0)
             return false;
         (void)vf_ipc_take_fds(&mh, NULL, 0);
+        if (n == (ssize_t)sizeof m && m.magic == VF_ZY_MAGIC && m.op == VF_ZY_DRAIN)
+            draining = true;
     }
 }
 
@@ -292,6 +295,8 @@ enum { SLOT_CTL, SLOT_PIDFD, SLOT_STATUS };
  * claim or an exit is never kept waiting long. Returns the poll timeout. */
 static int provide(void)
 {
+    if (draining)
+        return -1;
     unsigned unclaimed = unclaimed_kids();
     /* With none left, a lookup may be waiting right now: no rehearsal then. */
     if (unclaimed < pool_target && n_kids < MAX_KIDS)
@@ -337,6 +342,8 @@ static void serve(void)
         drop_dead();
         if ((pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) && !read_control())
             return;
+        if (draining && n_kids == 0)
+            return; /* retired, and the last worker has ended */
     }
 }
 
