@@ -18,6 +18,7 @@
 #include "broker/api/capacity.h"
 #include "broker/api/health.h"
 #include "broker/spawn/worker_slot.h"
+#include "broker/spawn/subuid_map.h"
 #include "broker/spawn/zygote_client.h"
 #include "broker/api/server.h"
 #include "broker/api/socket_activation.h"
@@ -128,6 +129,16 @@ static bool start_workers(const vf_broker *b, vf_health *health)
         .pool = VF_ZYGOTE_DEFAULT_POOL, .max_workers = b->cfg->zygote_max_workers,
         .max_age_s = b->cfg->zygote_max_age_s,
     };
+    vf_subuid_status sub;
+    vf_subuid_setup(b->cfg->subordinate_uid, &sub);
+    if (sub.active)
+        fprintf(stderr, "verifetchd: workers run as subordinate uid %u, gid %u (a user namespace mapped by "
+                "newuidmap/newgidmap), not the broker's %u\n", (unsigned)sub.worker_uid, (unsigned)sub.worker_gid,
+                (unsigned)geteuid());
+    else if (geteuid() != 0)
+        fprintf(stderr, "verifetchd: workers run as the broker's own uid %u (%s); for a distinct uid install "
+                "newuidmap/newgidmap (package uidmap) and give this user a range in /etc/subuid and "
+                "/etc/subgid\n", (unsigned)geteuid(), sub.detail);
     if (!b->cfg->zygote)
         fprintf(stderr, "verifetchd: worker.zygote = false; workers are exec'd per fetch\n");
     else if (vf_zygote_start(&zo, err, sizeof err) != 0)

@@ -64,6 +64,11 @@ int vf_reload_keep_restart_settings(const vf_config *running, vf_config *next, c
              &n);
         next->zygote = running->zygote;
     }
+    if (running->subordinate_uid != next->subordinate_uid) {
+        note("worker.subordinate_uid", running->subordinate_uid ? "auto" : "off",
+             next->subordinate_uid ? "auto" : "off", changed, len, &n);
+        next->subordinate_uid = running->subordinate_uid;
+    }
     bool same_ca = running->ca_pem_len == next->ca_pem_len &&
                    (!running->ca_pem_len || memcmp(running->ca_pem, next->ca_pem, running->ca_pem_len) == 0);
     if (!same_ca) {   /* the zygote parsed the CA once */

@@ -20,6 +20,12 @@
 /* The uid a worker started by root drops to. A worker started by anyone else
  * keeps that uid: the same as the broker's (see vf_confinement_report). */
 #define VF_WORKER_NOBODY   65534u
+/* A worker of a non-root broker that maps a subordinate uid: its uid and gid
+ * inside the broker's user namespace (0 there is the broker). */
+#define VF_WORKER_MAPPED_ID 1u
+/* Where that namespace's descriptor arrives, if at all: an exec'd worker's fd
+ * 4 (its fd 3 is the job socket); the zygote's fd 5 (3 control, 4 CA). */
+#define VF_WORKER_USERNS_FD 4
 #define VF_LAYER_USERNS    (1u << 2)
 #define VF_LAYER_PIDNS     (1u << 3)  /* pid 1 of its own pid namespace */
 #define VF_LAYER_NETNS     (1u << 4)  /* empty network namespace */

@@ -36,6 +36,7 @@
 #define VF_ZY_MAGIC 0x767a7932u   /* "vzy2" */
 #define VF_ZY_CTL_FD 3
 #define VF_ZY_CA_FD 4
+#define VF_ZY_USERNS_FD 5   /* optional: the broker's mapped user namespace (worker/sandbox/broker_userns.h) */
 #define VF_ZY_DETAIL 192
 #define VF_ZY_MAX_POOL 64u
 #define VF_ZY_MAX_CA (8u * 1024u * 1024u)

@@ -11,6 +11,7 @@ DEPS=(
   openssl ca-certificates python3 curl procps
   systemd groff-base man-db python3-yaml binutils
   libhiredis-dev redis-server
+  uidmap
 )
 # node + npm run the MCP/TypeScript client tests with the real npm clients;
 # a machine that already has node (e.g. from another source) keeps it.

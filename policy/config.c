@@ -22,7 +22,7 @@ static const char *const root_members[] = { "listen", "worker", "classify", "ten
 static const char *const listen_members[] = { "socket", "mode", "tcp", NULL };
 static const char *const worker_members[] = {
     "path", "ca_file", "max_concurrent", "test_hook", "require", "zygote", "zygote_max_workers",
-    "zygote_max_age_s", NULL,
+    "zygote_max_age_s", "subordinate_uid", NULL,
 };
 
 /* ---- shared pieces of the default and the loaded config ---- */
@@ -37,6 +37,7 @@ static int set_base(vf_config *cfg)
     cfg->zygote = true;
     cfg->zygote_max_workers = VF_DEFAULT_ZYGOTE_MAX_WORKERS;
     cfg->zygote_max_age_s = VF_DEFAULT_ZYGOTE_MAX_AGE_S;
+    cfg->subordinate_uid = true;
     return cfg->socket_path && cfg->worker_path && cfg->ca_file ? 0 : -1;
 }
 
@@ -236,6 +237,13 @@ static int parse_worker(vf_cfg_ctx *ctx, const config_setting_t *s, vf_config *c
         if (vf_cfg_get_int(ctx, at, "worker.zygote_max_age_s", 0, VF_MAX_ZYGOTE_MAX_AGE_S, &v) != 0)
             return -1;
         cfg->zygote_max_age_s = (unsigned)v;
+    }
+    if ((at = config_setting_get_member(s, "subordinate_uid"))) {
+        if (vf_cfg_get_string(ctx, at, "worker.subordinate_uid", 8, &text) != 0)
+            return -1;
+        if (strcmp(text, "auto") != 0 && strcmp(text, "off") != 0)
+            return vf_cfg_fail(ctx, at, "worker.subordinate_uid", "must be \"auto\" or \"off\"");
+        cfg->subordinate_uid = strcmp(text, "auto") == 0;
     }
     if ((at = config_setting_get_member(s, "require")))
         return parse_required_layers(ctx, at, cfg);

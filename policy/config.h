@@ -116,6 +116,8 @@ typedef struct {
     bool zygote;             /* worker.zygote: fork workers from a pre-initialised zygote (default true) */
     unsigned zygote_max_workers;  /* worker.zygote_max_workers: a fresh zygote after this many (0 = never) */
     unsigned zygote_max_age_s;    /* worker.zygote_max_age_s: ... or after this long (0 = never) */
+    bool subordinate_uid;    /* worker.subordinate_uid "auto" (default): a non-root broker maps workers
+                              * to a subordinate uid when newuidmap and /etc/subuid allow; "off" */
     char **required_layers;  /* worker.require: confinement layer names that must apply, else refuse to start */
     size_t n_required_layers;
     char *ca_file;           /* PEM bundle handed to workers for TLS */

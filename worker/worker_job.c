@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "worker/sandbox/broker_userns.h"
 #include "worker/sandbox/confine.h"
 #include "worker/content/charset.h"
 #include "worker/content/extract.h"
@@ -35,6 +36,8 @@
 
 /* What has been applied so far; every answer reports it. */
 static uint32_t applied;
+/* An exec'd worker joined the broker's mapped user namespace (fd 4). */
+static bool in_broker_userns;
 
 #ifdef VF_WORKER_TEST_HOOKS
 static vf_hook hook;
@@ -176,11 +179,20 @@ static int confine(vf_job *job, const vf_worker_ctx *ctx, int sock, char *err, s
     if (vf_apply_job_rlimits(job->timeout_ms, job->max_body, err, errlen) != 0)
         return -1;
     applied |= VF_LAYER_RLIMITS;
-    if (!ctx->from_zygote) {
+    if (!ctx->from_zygote && in_broker_userns) {
+        /* 0 in the broker's namespace: the other namespaces first, while we
+         * may, then the subordinate uid. */
+        applied |= VF_LAYER_USERNS | vf_ns_unshare(false);
+        if (vf_broker_userns_drop(err, errlen) != 0)
+            return -1;
+        applied |= VF_LAYER_UID;
+        if (vf_worker_warm_up(err, errlen) != 0)
+            return -1;
+    } else if (!ctx->from_zygote) {
         if (vf_drop_root(err, errlen) != 0)
             return -1;
         applied |= VF_LAYER_UID;
-        applied |= vf_ns_unshare();
+        applied |= vf_ns_unshare(true);
         if (vf_worker_warm_up(err, errlen) != 0)
             return -1;
     }
@@ -369,6 +381,12 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
 {
     char err[VF_IPC_MAX_DETAIL] = "";
     applied = ctx->layers;
+    int joined = ctx->preconfined ? 0 : vf_broker_userns_join(VF_WORKER_USERNS_FD, err, sizeof err);
+    if (joined < 0) {
+        answer_error("internal", "%s", err);
+        return 0;
+    }
+    in_broker_userns = joined == 1;
     /* A zygote worker closed them before it was confined (close_range is not
      * in its filter). */
     if (!ctx->preconfined && vf_close_inherited_fds(err, sizeof err) != 0) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/spawn/subuid_map.h"
 #include "broker/spawn/zygote_client.h"
 #include "ipc/ipc_frame.h"
 
@@ -35,8 +36,10 @@ void vf_confinement_probe_limits(const vf_worker_spec *spec, uint64_t max_body, 
                                  vf_confinement_report *out)
 {
     memset(out, 0, sizeof *out);
-    uid_t broker_uid = geteuid();
+    uid_t broker_uid = geteuid(), sub;
     out->worker_uid = broker_uid == 0 ? VF_WORKER_NOBODY : (unsigned)broker_uid;
+    if (vf_subuid_worker_uid(&sub))
+        out->worker_uid = (unsigned)sub;
     out->uid_separated = out->worker_uid != (unsigned)broker_uid;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||

@@ -17,10 +17,11 @@ typedef struct {
     char layer_names[160]; /* layers as "rlimits,uid,userns,..." */
     /* Issue 13 item 14: the "uid" layer only says "not root". Whether a
      * worker runs under another uid than the broker that holds the keys is
-     * this: true only for a broker started as root (workers drop to
-     * VF_WORKER_NOBODY); a non-root broker (systemd DynamicUser=, the k8s
-     * sidecar) has workers of its own uid, kept apart by the other layers
-     * alone. */
+     * this: true for a broker started as root (workers drop to
+     * VF_WORKER_NOBODY) and for a non-root one that maps a subordinate uid
+     * (subuid_map.h); otherwise (systemd DynamicUser=, the k8s sidecar
+     * without uidmap) workers have the broker's uid, kept apart by the other
+     * layers alone. */
     unsigned worker_uid;   /* the uid workers run as (outside any user namespace) */
     bool uid_separated;    /* worker_uid differs from the broker's uid */
     char detail[256];      /* what went wrong when !ran or missing != 0 */

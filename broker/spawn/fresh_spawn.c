@@ -25,8 +25,12 @@ int vf_fresh_spawn(const char *path, char *const argv[], const int *fds, size_t 
         posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     else
         posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    for (size_t i = 0; i < n_fds; i++)
-        posix_spawn_file_actions_adddup2(&fa, fds[i], VF_FRESH_SPAWN_FIRST_FD + (int)i);
+    for (size_t i = 0; i < n_fds; i++) {
+        if (fds[i] >= 0)
+            posix_spawn_file_actions_adddup2(&fa, fds[i], VF_FRESH_SPAWN_FIRST_FD + (int)i);
+        else
+            posix_spawn_file_actions_addclose(&fa, VF_FRESH_SPAWN_FIRST_FD + (int)i);
+    }
     /* Nothing else of the broker's crosses exec, CLOEXEC or not. */
     posix_spawn_file_actions_addclosefrom_np(&fa, VF_FRESH_SPAWN_FIRST_FD + (int)n_fds);
 

@@ -11,8 +11,9 @@
 
 #define VF_FRESH_SPAWN_FIRST_FD 3
 
-/* fds[i] becomes fd 3+i in the child; none of them may already be in 3..3+n-1
- * (dup2 onto itself would keep CLOEXEC). 0, or -1 with errno. */
+/* fds[i] becomes fd 3+i in the child (fds[i] == -1: that number stays
+ * closed); none of them may already be in 3..3+n-1 (dup2 onto itself would
+ * keep CLOEXEC). 0, or -1 with errno. */
 int vf_fresh_spawn(const char *path, char *const argv[], const int *fds, size_t n_fds, pid_t *pid);
 
 #endif

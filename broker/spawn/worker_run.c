@@ -21,6 +21,7 @@
 
 #include "broker/local_cause.h"
 #include "broker/spawn/cancel_wait.h"
+#include "broker/spawn/subuid_map.h"
 #include "broker/spawn/zygote_client.h"
 
 #define VF_WORKER_IPC_FD 3
@@ -93,7 +94,9 @@ static int start_failed(int err, const char *what, char *detail, size_t len)
 static int spawn_worker(const vf_worker_spec *spec, int child_fd, pid_t *pid)
 {
     char *argv[] = { (char *)"verifetch-worker", NULL };
-    return vf_fresh_spawn(spec->path, argv, &child_fd, 1, pid);   /* child_fd -> VF_WORKER_IPC_FD */
+    /* child_fd -> VF_WORKER_IPC_FD; the mapped user namespace, if any, -> VF_WORKER_USERNS_FD */
+    int fds[2] = { child_fd, vf_subuid_userns_fd() };
+    return vf_fresh_spawn(spec->path, argv, fds, fds[1] >= 0 ? 2 : 1, pid);
 }
 
 static int pidfd_for(pid_t pid)

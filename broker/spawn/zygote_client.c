@@ -1,6 +1,7 @@
 #include "broker/spawn/zygote_client.h"
 
 #include "broker/spawn/fresh_spawn.h"
+#include "broker/spawn/subuid_map.h"
 #include "broker/spawn/zygote_internal.h"
 
 #include <errno.h>
@@ -174,12 +175,12 @@ static int ca_memfd(const uint8_t *ca, size_t len)
     return fd;
 }
 
-/* Above 4 so the dup2s onto 3 and 4 never land on each other. */
+/* Above 5 so the dup2s onto 3, 4 and 5 never land on each other. */
 static int move_high(int fd)
 {
-    if (fd < 0 || fd > VF_ZY_CA_FD)
+    if (fd < 0 || fd > VF_ZY_USERNS_FD)
         return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, VF_ZY_CA_FD + 1);
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, VF_ZY_USERNS_FD + 1);
     close(fd);
     return moved;
 }
@@ -190,9 +191,11 @@ static int spawn_zygote(const vf_zygote_options *o, int ctl_child, int ca_fd, pi
     snprintf(pool_arg, sizeof pool_arg, "%u", o->pool);
     char *argv[] = { (char *)"verifetch-worker", (char *)"--zygote", pool_arg,
                      (char *)(o->private_namespaces ? "private" : "shared"), NULL };
-    /* fd 3 = control socket (VF_ZY_CTL_FD), fd 4 = sealed CA (VF_ZY_CA_FD). */
-    int fds[2] = { ctl_child, ca_fd };
-    return vf_fresh_spawn(o->worker_path, argv, fds, ca_fd >= 0 ? 2 : 1, pid);
+    /* fd 3 = control socket (VF_ZY_CTL_FD), fd 4 = sealed CA (VF_ZY_CA_FD),
+     * fd 5 = the broker's mapped user namespace (VF_ZY_USERNS_FD). */
+    int userns = vf_subuid_userns_fd();
+    int fds[3] = { ctl_child, ca_fd, userns };
+    return vf_fresh_spawn(o->worker_path, argv, fds, userns >= 0 ? 3 : ca_fd >= 0 ? 2 : 1, pid);
 }
 
 void vf_zy_kill_and_reap(pid_t pid)

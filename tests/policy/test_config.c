@@ -411,7 +411,7 @@ Test(config_ok, example_documents_every_setting)
 {
     static const char *const settings[] = {
         "listen", "socket", "mode", "worker", "path", "ca_file", "max_concurrent", "test_hook",
-        "zygote_max_workers", "zygote_max_age_s",
+        "zygote_max_workers", "zygote_max_age_s", "subordinate_uid",
         "classify", "extra_markers", "disable", "tenants", "name", "uids", "attempt_ceiling",
         "timeout_ms", "max_body_bytes", "egress", "allow", "deny", "ports", "any_port",
         "providers", "kind", "endpoint", "credential", "header", "query", "format", "key_file",

@@ -104,6 +104,8 @@ Test(config_err, out_of_range)
                     "worker = {\n  zygote_max_workers = 10000001;\n};\n");
     fx_expect_error(2, "worker.zygote_max_age_s: 604801 is out of range (0..604800)",
                     "worker = {\n  zygote_max_age_s = 604801;\n};\n");
+    fx_expect_error(2, "worker.subordinate_uid: must be \"auto\" or \"off\"",
+                    "worker = {\n  subordinate_uid = \"yes\";\n};\n");
     fx_expect_error(2, "worker.zygote_max_age_s: must be an integer", "worker = {\n  zygote_max_age_s = \"1h\";\n};\n");
     fx_expect_error(2, "listen.mode: must be octal permission bits", "listen = {\n  mode = 0778;\n};\n");
     fx_expect_error(2, "listen.mode: must be octal permission bits", "listen = {\n  mode = 01000;\n};\n");

@@ -40,11 +40,12 @@ static const unsigned long candidates[] = {
     CLONE_NEWUSER,
 };
 
-uint32_t vf_ns_unshare(void)
+uint32_t vf_ns_unshare(bool new_user)
 {
+    unsigned long drop = CLONE_NEWPID | (new_user ? 0 : CLONE_NEWUSER);
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        unsigned long f = candidates[i] & ~(unsigned long)CLONE_NEWPID;
-        if (unshare((int)f) == 0)
+        unsigned long f = candidates[i] & ~drop;
+        if (f && unshare((int)f) == 0)
             return vf_ns_layers(f);
     }
     return 0;

@@ -9,14 +9,17 @@
 #ifndef VERIFETCH_WORKER_NAMESPACES_H
 #define VERIFETCH_WORKER_NAMESPACES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The VF_LAYER_* bits that a set of CLONE_NEW* flags stands for. */
 uint32_t vf_ns_layers(unsigned long clone_flags);
 
 /* Exec'd worker: unshares user+net+ipc+mount, or the largest subset the kernel
- * grants. Returns the layers applied (0 when none). */
-uint32_t vf_ns_unshare(void);
+ * grants; without user when new_user is false (it joined the broker's mapped
+ * one, worker/sandbox/broker_userns.h). Returns the layers applied (0 when
+ * none). */
+uint32_t vf_ns_unshare(bool new_user);
 
 /* Zygote: the largest subset of wanted (CLONE_NEW* flags) a child of this
  * process can be created with, found by trying (each try is one short-lived

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "worker/fetch/ca_store.h"
+#include "worker/sandbox/broker_userns.h"
 #include "worker/sandbox/confine.h"
 #include "worker/fetch/fetch.h"
 #include "worker/fetch/tls_rehearsal.h"
@@ -53,6 +54,7 @@ static kid kids[MAX_KIDS];
 static size_t n_kids;
 static unsigned pool_target;
 static bool draining;         /* the broker sent DRAIN: a newer zygote serves */
+static bool mapped;           /* we joined the broker's mapped user namespace */
 static bool private_ns;
 static unsigned long clone_flags;
 static vf_worker_ctx child_ctx;
@@ -113,6 +115,10 @@ static void child_main(int job_fd, bool rehearse)
     if (job_fd != VF_WORKER_IPC_FD && dup2(job_fd, VF_WORKER_IPC_FD) < 0)
         _exit(1);
     close_range(VF_WORKER_IPC_FD + 1, ~0u, 0);
+    /* Under the broker's mapped namespace: a subordinate uid outside. On
+     * failure the job is answered with why, unconfined it never runs. */
+    if (mapped && vf_broker_userns_drop(child_ctx.preconfine_error, sizeof child_ctx.preconfine_error) != 0)
+        _exit(vf_worker_serve(&child_ctx));
     if (rehearse)
         vf_worker_rehearse(); /* while nobody waits for us */
     vf_worker_preconfine(&child_ctx);
@@ -426,12 +432,19 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
         return -1;
     if (vf_drop_root(err, errlen) != 0)
         return -1;
-    uint32_t layers = VF_LAYER_UID;
+    int joined = vf_broker_userns_join(VF_ZY_USERNS_FD, err, errlen);
+    if (joined < 0)
+        return -1;
+    mapped = joined == 1;
+    /* In the broker's mapped namespace we are 0 there, which the workers
+     * leave (child_main); a nested, unmapped one would leave them nothing to
+     * drop to. */
+    uint32_t layers = VF_LAYER_UID | (mapped ? VF_LAYER_USERNS : 0);
+    unsigned long new_user = mapped ? 0 : CLONE_NEWUSER;
     if (private_ns) {
-        clone_flags = vf_ns_probe_clone_flags(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
-                                              CLONE_NEWIPC | CLONE_NEWNS);
+        clone_flags = vf_ns_probe_clone_flags(new_user | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS);
     } else {
-        layers |= vf_ns_unshare();
+        layers |= vf_ns_unshare(!mapped);
         clone_flags = vf_ns_probe_clone_flags(CLONE_NEWPID);
     }
     child_ctx.from_zygote = true;
@@ -450,7 +463,7 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
 int vf_zygote_main(const char *pool_arg, const char *ns_mode)
 {
     prctl(PR_SET_NAME, "vf-zygote");
-    close_range(VF_ZY_CA_FD + 1, ~0u, 0);
+    close_range(VF_ZY_USERNS_FD + 1, ~0u, 0);
     char err[VF_ZY_DETAIL] = "";
     char *end = NULL;
     unsigned long pool = strtoul(pool_arg, &end, 10);
