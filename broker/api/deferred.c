@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/api/hit_answer.h"
 #include "broker/api/lookup_log.h"
 #include "broker/api/metrics.h"
 #include "broker/fleet/fleet.h"
@@ -51,14 +52,15 @@ static vf_answer lookup_answer(vf_deferred *d)
     unsigned retry_after = 0;
     vf_fleet_lookup_prepare(b, d->tenant, &d->req);   /* the quota's store trip then claims the cache too */
     vf_quota_verdict v = vf_quota_acquire(b->rt->quota, tenant, (uint64_t)vf_now_ms(), &retry_after);
-    if (v != VF_QUOTA_OK) {
-        vf_metrics_count_lookup(b->rt->metrics, tenant, VF_LOOKUP_THROTTLED);
-        vf_request_log(stderr, tenant, "throttled", vf_quota_verdict_name(v));
-        return vf_answer_busy(MHD_HTTP_TOO_MANY_REQUESTS, retry_after,
-                              v == VF_QUOTA_CONCURRENCY ? "too many lookups in flight for this tenant"
-                                                        : "requests-per-minute quota exceeded for this tenant");
-    }
+    if (v != VF_QUOTA_OK)
+        return vf_answer_throttled(b->rt->metrics, tenant, v, retry_after);
     int64_t started = vf_now_ms();
+    size_t hit_len = 0;
+    char *hit = vf_fleet_ready_hit(b, d->tenant, &d->req, &hit_len);
+    if (hit) {
+        vf_quota_release(b->rt->quota, tenant);
+        return vf_hit_answer(b, d->tenant, &d->req, hit, hit_len, started);
+    }
     json_t *result = vf_lookup_run(b, d->tenant, &d->req);
     vf_quota_release(b->rt->quota, tenant);
     if (vf_cancel_fired(d->req.cancel))

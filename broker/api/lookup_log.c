@@ -53,6 +53,15 @@ void vf_lookup_log(FILE *to, const char *tenant, const json_t *tool_result, int6
         emit(to, line);
 }
 
+void vf_lookup_log_hit(FILE *to, const char *tenant, const char *redacted_url, int64_t duration_ms)
+{
+    json_t *line = json_pack("{s:o, s:s, s:s, s:s?, s:s, s:s, s:I}", "ts", timestamp(), "event", "lookup", "tenant",
+                             tenant ? tenant : "", "url", redacted_url, "status", "success", "cache", "hit",
+                             "duration_ms", (json_int_t)duration_ms);
+    if (line)
+        emit(to, line);
+}
+
 void vf_request_log(FILE *to, const char *tenant, const char *event, const char *detail)
 {
     if (!vf_log_limit_take(event))

@@ -9,6 +9,7 @@
 
 #include "broker/api/deferred.h"
 #include "broker/api/health.h"
+#include "broker/api/hit_answer.h"
 #include "broker/api/lookup_log.h"
 #include "broker/api/metrics.h"
 #include "broker/api/request_framing.h"
@@ -16,6 +17,7 @@
 #include "broker/api/tool_spec.h"
 #include "broker/api/tool_spec_format.h"
 #include "broker/fleet/fleet.h"
+#include "broker/fleet/fleet_lookup.h"
 #include "broker/mcp/mcp_http.h"
 #include "ipc/ipc_frame.h"
 #include "policy/tenant_auth.h"
@@ -111,6 +113,25 @@ static enum MHD_Result start_deferred(vf_server *s, vf_broker *b, struct MHD_Con
     return send_busy(c, 1, "verifetchd cannot start a thread for this request now");
 }
 
+/* A hit in this process's cache needs neither a thread nor a worker: it is
+ * answered here, after the tenant's quota (local: there is no shared store). */
+static enum MHD_Result answer_hit(vf_broker *b, const vf_tenant_config *tenant, struct MHD_Connection *c,
+                                  const vf_lookup_request *req, char *hit, size_t len)
+{
+    int64_t started = vf_now_ms();
+    unsigned retry_after = 0;
+    vf_quota_verdict v = vf_quota_acquire(b->rt->quota, tenant->name, (uint64_t)started, &retry_after);
+    vf_answer a;
+    if (v != VF_QUOTA_OK) {
+        free(hit);
+        a = vf_answer_throttled(b->rt->metrics, tenant->name, v, retry_after);
+    } else {
+        vf_quota_release(b->rt->quota, tenant->name);
+        a = vf_hit_answer(b, tenant, req, hit, len, started);
+    }
+    return vf_answer_send(c, &a);
+}
+
 static enum MHD_Result handle_lookup(vf_server *s, vf_broker *b, const vf_tenant_config *tenant,
                                      struct MHD_Connection *c, vf_request_ctx *ctx)
 {
@@ -122,6 +143,13 @@ static enum MHD_Result handle_lookup(vf_server *s, vf_broker *b, const vf_tenant
         vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_BAD_REQUEST);
         vf_request_log(stderr, tenant->name, "bad_request", err.field[0] ? err.field : err.message);
         return send_error(c, MHD_HTTP_BAD_REQUEST, err.field, err.message);
+    }
+    size_t hit_len = 0;
+    char *hit = vf_fleet_ready_hit(b, tenant, &req, &hit_len);   /* only without a shared store here */
+    if (hit) {
+        enum MHD_Result ret = answer_hit(b, tenant, c, &req, hit, hit_len);
+        vf_request_free(&req);
+        return ret;
     }
     return start_deferred(s, b, c, ctx, tenant, &req);
 }

@@ -202,17 +202,24 @@ static void flight_finish(vf_fleet *f, vf_flight *fl)
 
 /* ---- the lookup --------------------------------------------------------- */
 
-static json_t *served(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t, char *json,
-                      uint64_t fetched_at, int64_t started)
+void vf_fleet_count_hit(const vf_broker *b, const vf_tenant_config *t, int64_t started)
+{
+    vf_metrics_count_cache(b->rt->fleet->metrics, CACHE_HIT);
+    vf_metrics_count_lookup(b->rt->metrics, t->name, VF_LOOKUP_SUCCESS);
+    vf_metrics_observe_lookup(b->rt->metrics, t->name, (double)(vf_now_ms() - started) / 1000.0);
+}
+
+/* A value is stored already marked as a hit (fetch); marking again keeps
+ * values from older pods right. */
+static json_t *served(const vf_broker *b, const vf_tenant_config *t, char *json, uint64_t fetched_at,
+                      int64_t started)
 {
     json_t *result = json_loads(json, 0, NULL);
     free(json);
     if (!result)
         return NULL;
     vf_fleet_mark_receipt(result, cache_names[CACHE_HIT], fetched_at);
-    vf_metrics_count_cache(f->metrics, CACHE_HIT);
-    vf_metrics_count_lookup(b->rt->metrics, t->name, VF_LOOKUP_SUCCESS);
-    vf_metrics_observe_lookup(b->rt->metrics, t->name, (double)(vf_now_ms() - started) / 1000.0);
+    vf_fleet_count_hit(b, t, started);
     return result;
 }
 
@@ -237,6 +244,9 @@ static json_t *fetch(vf_fleet *f, const vf_broker *b, const vf_tenant_config *t,
     free(cache_control);
     unsigned ttl = vf_cache_control_ttl(&cc, t->cache.max_ttl_s);
     if (result && ttl > 0 && succeeded(result)) {
+        /* Stored as every later reader gets it, so a hit is served as stored
+         * (vf_fleet_local_hit); this caller's copy is marked a miss after. */
+        vf_fleet_mark_receipt(result, cache_names[CACHE_HIT], *fetched_at);
         char *json = json_dumps(result, JSON_COMPACT);
         if (json) {
             size_t len = strlen(json);
@@ -305,6 +315,16 @@ static void ask_circuits(vf_admission *a, const vf_tenant_config *t, const char 
         a->providers[a->n_providers++] = t->providers[i].name;
 }
 
+/* The cache key of a lookup the cache may serve; false when it never may
+ * (the URL does not parse, or the tenant's policy says its host is private). */
+static bool key_of(const vf_fleet *f, const vf_tenant_config *t, const vf_lookup_request *req,
+                   char key[VF_FLEET_KEY_MAX])
+{
+    char host[256];
+    return vf_cache_url_host(req->url, host, sizeof host) == 0 && !vf_cache_host_private(&t->cache, host) &&
+           vf_cache_key(key, vf_state_prefix(f->st), t->name, req->url, req->options_key) == 0;
+}
+
 static char *normalised_host(const char *url, char *buf, size_t len)
 {
     char raw[256];
@@ -321,10 +341,7 @@ void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, cons
     plan.t = t;
     plan.req = req;
     plan.has_host = normalised_host(req->url, plan.host, sizeof plan.host) != NULL;
-    char host[256];
-    if (!t->cache.enabled || vf_cache_url_host(req->url, host, sizeof host) != 0 ||
-        vf_cache_host_private(&t->cache, host) ||
-        vf_cache_key(plan.key, vf_state_prefix(f->st), t->name, req->url, req->options_key) != 0)
+    if (!t->cache.enabled || !key_of(f, t, req, plan.key))
         return;
     plan.keyed = true;
     snprintf(plan.lock_key, sizeof plan.lock_key, "%s:lock", plan.key);
@@ -369,6 +386,24 @@ bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l
         take_claim(f, &a, ran);
     vf_admission_done(&a);
     return true;
+}
+
+char *vf_fleet_ready_hit(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req, size_t *len)
+{
+    vf_fleet *f = b->rt->fleet;
+    char *json = NULL;
+    if (plan.active && plan.t == t && plan.req == req) {
+        json = plan.lru_json;   /* found ahead: its quota trip carried nothing else */
+        plan.lru_json = NULL;
+    } else if (f && !f->st && t->cache.enabled && may_read_of(req)) {
+        char key[VF_FLEET_KEY_MAX];
+        uint64_t fetched_at = 0;
+        if (key_of(f, t, req, key))
+            json = cached(f, t, key, max_age_of(req), &fetched_at);
+    }
+    if (json)
+        *len = strlen(json);
+    return json;
 }
 
 void vf_fleet_plan_end(vf_fleet *f)
@@ -417,11 +452,9 @@ static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_co
 {
     bool planned = plan.active && plan.t == t && plan.req == req;
     int64_t started = vf_now_ms();
-    char host[256], key[VF_FLEET_KEY_MAX], lock_key[VF_FLEET_KEY_MAX + 8];
+    char key[VF_FLEET_KEY_MAX], lock_key[VF_FLEET_KEY_MAX + 8];
     uint64_t fetched_at = 0;
-    if (planned ? !plan.keyed
-                : vf_cache_url_host(req->url, host, sizeof host) != 0 || vf_cache_host_private(&t->cache, host) ||
-                      vf_cache_key(key, vf_state_prefix(f->st), t->name, req->url, req->options_key) != 0) {
+    if (planned ? !plan.keyed : !key_of(f, t, req, key)) {
         /* Never stored, never read: the tenant's policy says this host is private. */
         json_t *result = run(b, t, req, NULL);
         vf_fleet_mark_receipt(result, cache_names[CACHE_BYPASS], vf_fleet_wall_ms());
@@ -445,7 +478,7 @@ static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_co
             json = cached(f, t, key, max_age_ms, &fetched_at);
         }
         if (json)
-            return served(f, b, t, json, fetched_at, started);   /* a led flight ends with the plan */
+            return served(b, t, json, fetched_at, started);   /* a led flight ends with the plan */
     }
     /* Single-flight: one fetch per key in this process, then one per fleet. */
     vf_flight *led = NULL, *waited = NULL;
@@ -459,7 +492,7 @@ static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_co
         flight_leave(f, waited);
         char *json = cached(f, t, key, max_age_ms, &fetched_at);
         if (json)
-            return served(f, b, t, json, fetched_at, started);
+            return served(b, t, json, fetched_at, started);
     }
     bool locked = false;
     if (led && f->st) {
@@ -468,10 +501,15 @@ static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_co
         vf_cache_claim claim = claim_for(f, planned, t, req, key, lock_key, &json, &fetched_at, &expires_at);
         if (claim == VF_CLAIM_BUSY)
             json = await_other_pod(f, key, lock_key, budget, &fetched_at, &expires_at);
-        if (json) {   /* kept locally for the rest of its life */
-            vf_lru_put(f->lru, t->name, t->cache.max_entries, key, json, strlen(json), fetched_at, expires_at);
+        if (json) {   /* kept locally for the rest of its life, marked as hits are served */
+            json_t *result = served(b, t, json, fetched_at, started);
+            char *marked = result ? json_dumps(result, JSON_COMPACT) : NULL;
+            if (marked)
+                vf_lru_put(f->lru, t->name, t->cache.max_entries, key, marked, strlen(marked), fetched_at,
+                           expires_at);
+            free(marked);
             flight_finish(f, led);
-            return served(f, b, t, json, fetched_at, started);
+            return result;
         }
         locked = claim == VF_CLAIM_LOCKED;
     }

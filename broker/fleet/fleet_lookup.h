@@ -30,6 +30,14 @@ json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_
  * miss waits for one round trip before it fetches. */
 void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req);
 
+/* A hit ready in this process's cache: the lookup's prepared one (found
+ * before its quota trip), or without a shared store any (no thread, no trip
+ * needed). The ToolResult as stored, already marked cache "hit" (malloc'd,
+ * *len bytes), or NULL = run the lookup. The caller admits it under the
+ * tenant's quota and counts it with vf_fleet_count_hit. */
+char *vf_fleet_ready_hit(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req, size_t *len);
+void vf_fleet_count_hit(const vf_broker *b, const vf_tenant_config *t, int64_t started_ms);
+
 /* Receipt fields for a result: cache and fetched_at (RFC 3339 UTC, ms). */
 void vf_fleet_mark_receipt(json_t *result, const char *cache, uint64_t fetched_at_ms);
 
