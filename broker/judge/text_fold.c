@@ -43,18 +43,18 @@ static utf8proc_int32_t fold_punct(utf8proc_int32_t cp, void *data)
      UTF8PROC_LUMP | UTF8PROC_STRIPCC)
 
 /* What the options above make of an ASCII byte other than NUL: itself, its
- * lower case, a space (tab, LF, VT, FF, CR: STRIPCC) or nothing (other
+ * lower case, a space (tab, LF, VT, FF, CR: STRIPCC) or nothing (0: other
  * controls and DEL). */
-static unsigned char ascii_fold(unsigned char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return (unsigned char)(ch + 32);
-    if (ch == '\t' || (ch >= '\n' && ch <= '\r'))
-        return ' ';
-    if (ch < 0x20 || ch == 0x7f)
-        return 0;
-    return ch;
-}
+static const unsigned char ascii_fold[128] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x20, 0x20, 0x20, 0x20, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a, 0x2b, 0x2c, 0x2d, 0x2e, 0x2f,
+    0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x3a, 0x3b, 0x3c, 0x3d, 0x3e, 0x3f,
+    0x40, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x6f,
+    0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78, 0x79, 0x7a, 0x5b, 0x5c, 0x5d, 0x5e, 0x5f,
+    0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x6f,
+    0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78, 0x79, 0x7a, 0x7b, 0x7c, 0x7d, 0x7e, 0x00,
+};
 
 typedef struct {
     char *buf;
@@ -144,7 +144,7 @@ static bool fold_stretch(folded *f, const char *s, size_t len)
  * this one before composition: ">" DEL U+0338 composes to U+226F). */
 static bool ascii_alone(const unsigned char *s, size_t len, size_t i)
 {
-    return s[i] && s[i] < 0x80 && (i + 1 == len || (s[i + 1] && s[i + 1] < 0x80 && ascii_fold(s[i + 1])));
+    return s[i] && s[i] < 0x80 && (i + 1 == len || (s[i + 1] < 0x80 && ascii_fold[s[i + 1]]));
 }
 
 char *vf_fold_text(const char *s, size_t len, size_t *out_len)
@@ -155,21 +155,28 @@ char *vf_fold_text(const char *s, size_t len, size_t *out_len)
     folded f = { 0 };
     size_t i = 0;
     while (i < len) {
-        size_t j = i;
-        while (j < len && ascii_alone(u, len, j))
-            j++;
-        /* put() writes one byte per input byte at most, plus the space a
-         * run left pending before it. */
-        if (j > i && !reserve(&f, j - i + 1))
+        /* The rest is at most this long as ASCII; put() inlined. */
+        if (!reserve(&f, len - i + 1))
             goto oom;
-        for (; i < j; i++) {
-            unsigned char ch = ascii_fold(u[i]);
-            if (ch)
-                put(&f, ch);
+        char *out = f.buf;
+        size_t o = f.len;
+        bool pending = f.pending_space;
+        for (; i < len && ascii_alone(u, len, i); i++) {
+            unsigned char ch = ascii_fold[u[i]];
+            if (ch == ' ') {
+                pending = o > 0;
+            } else if (ch) {
+                if (pending)
+                    out[o++] = ' ';
+                pending = false;
+                out[o++] = (char)ch;
+            }
         }
+        f.len = o;
+        f.pending_space = pending;
         if (i == len)
             break;
-        j = i + 1;
+        size_t j = i + 1;
         while (j < len && !ascii_alone(u, len, j))
             j++;
         if (!fold_stretch(&f, s + i, j - i))
