@@ -64,6 +64,32 @@ Test(extract_html, single_spaces_and_other_gaps_collapse_alike)
 /* The parser leaves out what no reader uses (html_trim.c); what readers use
  * must survive: blanks inside <pre> and between inline boxes, JSON-LD (but
  * not other script bodies), the attributes the pruner and renderer read. */
+/* Plain ASCII words are written in bulk between the characters Markdown
+ * escapes, blanks, box edges and line starts; each of those still gets the
+ * character-by-character treatment, in both formats. */
+Test(extract_html, bulk_words_keep_escapes_gaps_and_glue)
+{
+    const char *html = "<html><body><article><p>snake_case and _lead *star* [x] a\\b `c` &lt;tag&gt; x_ y</p>"
+                       "<p>&gt; not a quote, a#b c&gt;d e__f</p><blockquote>q one   two</blockquote>"
+                       "<ul><li>i one</li><li>ii two<b>bold</b>x</li></ul>"
+                       "<table><tr><td>a b</td><td>c  d_e</td></tr></table>"
+                       "<p>Home<span>News</span> 250,000<span>The</span> end</p></article></body></html>";
+    const char *want[2] = {
+        "snake_case and _lead \\*star\\* \\[x\\] a\\\\b \\`c\\` \\<tag> x_ y\n\n"
+        "> not a quote, a#b c>d e_\\_f\n\n> q one two\n\n- i one\n- ii twoboldx\n\n"
+        "| a b | c d_e |\n| --- | --- |\n\nHome News 250,000 The end",
+        "snake_case and _lead *star* [x] a\\b `c` <tag> x_ y\n\n> not a quote, a#b c>d e__f\n\n"
+        "q one two\n\n\xe2\x80\xa2 i one\n\xe2\x80\xa2 ii twoboldx\n\na b\tc d_e\n\nHome News 250,000 The end",
+    };
+    for (int text = 0; text < 2; text++) {
+        vf_extracted ex = {0};
+        vf_extract_opts xo = {.render = text ? VF_RENDER_TEXT : 0};
+        cr_assert(vf_extract_with(&xo, VF_MODE_RAW, NULL, 200, "text/html", html, strlen(html), 4096, &ex));
+        cr_expect_str_eq(ex.text, want[text]);
+        vf_extracted_free(&ex);
+    }
+}
+
 Test(extract_html, trimmed_tree_keeps_what_readers_use)
 {
     char *t = render("<pre>  <b>a</b>\n  \n<span>b</span></pre>"

@@ -147,10 +147,55 @@ bool em_md_special(uint32_t cp)
            cp == '_';
 }
 
+/* Printable ASCII that em_text writes as it is once nothing is pending:
+ * no blank, no control, nothing Markdown escapes. */
+static bool plain_ascii(const emitter *e, unsigned char ch)
+{
+    return ch > ' ' && ch < 0x7f && !(e->o->markdown && em_md_special(ch));
+}
+
+static bool ascii_blank(unsigned char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f';
+}
+
+/* The common case of em_text in bulk: with nothing pending (no separator,
+ * marker, box edge, not at a line start), words of plain ASCII and single
+ * spaces for the blank runs between them go out as they are, which is what
+ * the character loop would write. Returns where that loop must go on. */
+static const unsigned char *plain_run(emitter *e, const unsigned char *s)
+{
+    if (e->out.len == 0 || e->pending != PEND_NONE || e->soft_sep || e->line_start || e->marker[0])
+        return s;
+    char chunk[512];
+    size_t n = 0;
+    for (;;) {
+        const unsigned char *w = s;
+        while (ascii_blank(*w))
+            w++;
+        if (!plain_ascii(e, *w))
+            break;
+        if (n + 2 > sizeof chunk) {
+            em_put(e, chunk, n);
+            n = 0;
+        }
+        if (w > s)
+            chunk[n++] = ' ';
+        chunk[n++] = (char)*w;
+        e->last_cp = *w;
+        s = w + 1;
+    }
+    em_put(e, chunk, n);
+    return s;
+}
+
 /* Collapsed inline text. */
 void em_text(emitter *e, const unsigned char *s)
 {
     while (*s) {
+        s = plain_run(e, s);
+        if (!*s)
+            break;
         uint32_t cp;
         size_t k = em_utf8_decode(s, &cp);
         s += k;
