@@ -76,6 +76,17 @@ char *vf_model_text_clean(const char *in, size_t len, size_t *out_len)
     const unsigned char *s = (const unsigned char *)in;
     size_t o = 0;
     for (size_t i = 0; i < len;) {
+        /* Printable ASCII, newlines and tabs stay as they are: copied a run
+         * at a time (this runs over every page). */
+        size_t run = i;
+        while (run < len && ((s[run] >= 0x20 && s[run] < 0x7F) || s[run] == '\n' || s[run] == '\t'))
+            run++;
+        if (run > i) {
+            memcpy(out + o, s + i, run - i);
+            o += run - i;
+            i = run;
+            continue;
+        }
         uint32_t cp;
         size_t n = decode(s + i, len - i, &cp);
         if (cp == '\r' || cp == 0x2028 || cp == 0x2029) {

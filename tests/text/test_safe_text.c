@@ -2,6 +2,7 @@
  * items 5 and 10): model text without terminal controls or bidi controls;
  * details and failure lines printable ASCII only, bounded. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,4 +69,81 @@ Test(safe_text, a_line_is_bounded_and_cut_on_a_whole_escape)
     size_t n = strlen(out);
     cr_assert_str_eq(out + n - 3, "...");
     cr_assert_eq(out[n - 4], '}', "cut inside an escape: %s", out);
+}
+
+/* The cleaner copies runs of plain ASCII in bulk; it must write what the
+ * code-point loop it started as writes (that loop, kept here as the
+ * reference, with utf8proc-free decoding of its own). */
+static size_t ref_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char b = s[0];
+    size_t need;
+    uint32_t v, min;
+    if (b < 0x80)
+        return *cp = b, 1;
+    if (b >= 0xC2 && b <= 0xDF)
+        need = 1, v = b & 0x1F, min = 0x80;
+    else if (b >= 0xE0 && b <= 0xEF)
+        need = 2, v = b & 0x0F, min = 0x800;
+    else if (b >= 0xF0 && b <= 0xF4)
+        need = 3, v = b & 0x07, min = 0x10000;
+    else
+        return *cp = 0xFFFFFFFFu, 1;
+    if (n - 1 < need)
+        return *cp = 0xFFFFFFFFu, 1;
+    for (size_t k = 1; k <= need; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return *cp = 0xFFFFFFFFu, 1;
+        v = v << 6 | (s[k] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return *cp = 0xFFFFFFFFu, 1;
+    return *cp = v, need + 1;
+}
+
+static size_t ref_clean(const unsigned char *s, size_t len, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t n = ref_decode(s + i, len - i, &cp);
+        if (cp == '\r' || cp == 0x2028 || cp == 0x2029) {
+            if (!(cp == '\r' && i + 1 < len && s[i + 1] == '\n'))
+                out[o++] = '\n';
+        } else if (cp == 0xFFFFFFFFu || !vf_model_text_drops(cp)) {
+            memcpy(out + o, s + i, n);
+            o += n;
+        }
+        i += n;
+    }
+    return o;
+}
+
+Test(safe_text, bulk_ascii_runs_clean_as_the_code_point_loop)
+{
+    static const char *const pieces[] = {
+        "a", "Z", " ", "~", "\t", "\n", "\r", "\r\n", "\x01", "\x1b", "\x7f", "\xc2\x85", "\xc2\x9b",
+        "\xe2\x80\xa8", "\xe2\x80\xae", "\xe2\x81\xa6", "\xd8\x9c", "\xc3\xa9", "\xe6\x97\xa5",
+        "\xf0\x9f\x98\x80", "\xc3", "\x80", "\xff", "\xe2\x80", "\xed\xa0\x80", "\0",
+    };
+    size_t np = sizeof pieces / sizeof pieces[0];
+    uint32_t x = 88172645u;
+    unsigned char in[256];
+    char want[256], *got;
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0;
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        for (size_t k = x % 30; k > 0; k--) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            const char *p = pieces[x % np];
+            size_t n = p[0] ? strlen(p) : 1;
+            memcpy(in + len, p, n);
+            len += n;
+        }
+        size_t wn = ref_clean(in, len, want), gn = 0;
+        got = vf_model_text_clean((const char *)in, len, &gn);
+        cr_assert_not_null(got);
+        cr_assert(gn == wn && memcmp(got, want, wn) == 0, "round %d: %zu vs %zu bytes", round, gn, wn);
+        free(got);
+    }
 }
