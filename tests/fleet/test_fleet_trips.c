@@ -16,16 +16,20 @@ static rp_redis redis;
 static hx_origin origin;
 static pol_broker brokers[2];
 
-Test(fleet_trips, a_lease_released_with_one_answer_is_free_for_the_next_lookup_on_either_instance)
+/* A fresh store and origin, and n instances sharing them with one tenant. */
+static void start_fleet(int n, const char *tenant)
 {
     rp_start(&redis, 0);
     hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, n, &redis, tenant, false);
+}
+
+Test(fleet_trips, a_lease_released_with_one_answer_is_free_for_the_next_lookup_on_either_instance)
+{
     /* One lookup in flight fleet-wide: a lease still held when the next lookup
      * asks (released after its answer, or lost) makes that lookup a 429. */
-    fl_start_brokers(brokers, 2, &redis,
-                     "{ name = \"t\"; uids = [ 0 ]; quota = { concurrent = 1; }; ordering = { strategy = \"health\"; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    start_fleet(2, "{ name = \"t\"; uids = [ 0 ]; quota = { concurrent = 1; }; ordering = { strategy = \"health\"; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }");
     for (int i = 0; i < 24; i++) {
         char path[64], ra[32] = "";
         snprintf(path, sizeof path, "/page?seq=%d", i / 2);   /* each page: a miss on one, a hit on the other */
@@ -66,14 +70,10 @@ static void lookups(const pol_broker *b, const char *fmt, int n, const char *wan
 
 Test(fleet_trips, a_cache_miss_waits_for_one_round_trip_before_its_fetch_and_a_hit_for_one)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
     /* Everything the store does for a lookup: tenant quota (rate and
      * concurrency), circuits (health ordering), cache claim and store. */
-    fl_start_brokers(brokers, 1, &redis,
-                     "{ name = \"t\"; uids = [ 0 ]; quota = { requests_per_minute = 10000; concurrent = 8; };"
-                     " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    start_fleet(1, "{ name = \"t\"; uids = [ 0 ]; quota = { requests_per_minute = 10000; concurrent = 8; };"
+                   " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }");
     lookups(&brokers[0], "/page?warm=%d", 1, "miss");
     long long before = round_trips(&brokers[0]);
     lookups(&brokers[0], "/page?miss=%d", 10, "miss");
