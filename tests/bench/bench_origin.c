@@ -30,6 +30,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "bench_page.h"
+
 /* Enough blocking acceptors per port for the benchmark's highest concurrency (64). */
 #define ACCEPTORS_PER_PORT 80
 #define MAX_REQUEST_HEAD 8192
@@ -46,37 +48,6 @@ typedef struct {
 static page pages[N_PAGES];
 static SSL_CTX *tls_ctx;
 
-/* Deterministic prose without anything a redactor or an interstitial
- * detector would react to, wrapped in plain HTML paragraphs. */
-static char *make_body(size_t len, bool html)
-{
-    static const char *words[] = { "river", "stone", "garden", "window", "letter", "morning",
-                                   "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };
-    char *b = malloc(len + 1);
-    if (!b)
-        return NULL;
-    const char *head = html ? "<!doctype html><html><head><title>bench page</title></head><body>\n" : "";
-    const char *tail = html ? "</body></html>\n" : "\n";
-    size_t pos = (size_t)snprintf(b, len + 1, "%s", head);
-    size_t tail_len = strlen(tail);
-    unsigned n = 0;
-    while (pos + tail_len < len) {
-        char para[256];
-        int w = snprintf(para, sizeof para, "%sParagraph %u: the %s by the %s holds a %s and a %s.%s\n",
-                         html ? "<p>" : "", n, words[n % 12], words[(n * 7 + 3) % 12],
-                         words[(n * 5 + 1) % 12], words[(n * 11 + 2) % 12], html ? "</p>" : "");
-        n++;
-        size_t room = len - tail_len - pos;
-        size_t take = (size_t)w < room ? (size_t)w : room;
-        memcpy(b + pos, para, take);
-        pos += take;
-    }
-    /* The last paragraph is cut to fit; the closing tags still end the page. */
-    memcpy(b + len - tail_len, tail, tail_len);
-    b[len] = '\0';
-    return b;
-}
-
 static int make_pages(void)
 {
     const struct { const char *path; size_t len; bool html; } spec[N_PAGES] = {
@@ -87,7 +58,7 @@ static int make_pages(void)
         pages[i].path = spec[i].path;
         pages[i].ctype = spec[i].html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
         pages[i].len = spec[i].len;
-        pages[i].body = make_body(spec[i].len, spec[i].html);
+        pages[i].body = bench_page_body(spec[i].len, spec[i].html);
         if (!pages[i].body)
             return -1;
     }

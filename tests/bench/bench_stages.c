@@ -18,34 +18,7 @@
 #include "broker/judge/utf8_text.h"
 #include "worker/content/extract.h"
 
-/* The same prose the bench origin serves (bench_origin.c make_body). */
-static char *make_body(size_t len, bool html)
-{
-    static const char *words[] = { "river", "stone", "garden", "window", "letter", "morning",
-                                   "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };
-    char *b = malloc(len + 1);
-    if (!b)
-        return NULL;
-    const char *head = html ? "<!doctype html><html><head><title>bench page</title></head><body>\n" : "";
-    const char *tail = html ? "</body></html>\n" : "\n";
-    size_t pos = (size_t)snprintf(b, len + 1, "%s", head);
-    size_t tail_len = strlen(tail);
-    unsigned n = 0;
-    while (pos + tail_len < len) {
-        char para[256];
-        int w = snprintf(para, sizeof para, "%sParagraph %u: the %s by the %s holds a %s and a %s.%s\n",
-                         html ? "<p>" : "", n, words[n % 12], words[(n * 7 + 3) % 12],
-                         words[(n * 5 + 1) % 12], words[(n * 11 + 2) % 12], html ? "</p>" : "");
-        n++;
-        size_t room = len - tail_len - pos;
-        size_t take = (size_t)w < room ? (size_t)w : room;
-        memcpy(b + pos, para, take);
-        pos += take;
-    }
-    memcpy(b + len - tail_len, tail, tail_len);
-    b[len] = '\0';
-    return b;
-}
+#include "bench_page.h"
 
 static double cpu_ms(void)
 {
@@ -74,7 +47,7 @@ int main(int argc, char **argv)
     char err[256];
     vf_redactor *redactor = vf_redactor_new(NULL, 0, err, sizeof err);
     vf_classifier *classifier = redactor ? vf_classifier_new(NULL, 0, err, sizeof err) : NULL;
-    char *body = make_body(bytes, html);
+    char *body = bench_page_body(bytes, html);
     double *ext_ms = calloc((size_t)reps, sizeof *ext_ms), *judge_ms = calloc((size_t)reps, sizeof *judge_ms);
     if (!classifier || !body || !ext_ms || !judge_ms) {
         fprintf(stderr, "set-up failed\n");
