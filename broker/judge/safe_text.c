@@ -68,6 +68,21 @@ bool vf_model_text_is_clean(const char *in, size_t len)
     return true;
 }
 
+size_t vf_model_text_clean_char(const unsigned char *s, size_t len, size_t i, char *out, size_t *o)
+{
+    uint32_t cp;
+    size_t n = decode(s + i, len - i, &cp);
+    if (cp == '\r' || cp == 0x2028 || cp == 0x2029) {
+        /* CRLF is one break; a lone CR or a separator becomes one too */
+        if (!(cp == '\r' && i + 1 < len && s[i + 1] == '\n'))
+            out[(*o)++] = '\n';
+    } else if (cp == 0xFFFFFFFFu || !vf_model_text_drops(cp)) {
+        memcpy(out + *o, s + i, n);
+        *o += n;
+    }
+    return n;
+}
+
 char *vf_model_text_clean(const char *in, size_t len, size_t *out_len)
 {
     char *out = malloc(len + 1);
@@ -87,17 +102,7 @@ char *vf_model_text_clean(const char *in, size_t len, size_t *out_len)
             i = run;
             continue;
         }
-        uint32_t cp;
-        size_t n = decode(s + i, len - i, &cp);
-        if (cp == '\r' || cp == 0x2028 || cp == 0x2029) {
-            /* CRLF is one break; a lone CR or a separator becomes one too */
-            if (!(cp == '\r' && i + 1 < len && s[i + 1] == '\n'))
-                out[o++] = '\n';
-        } else if (cp == 0xFFFFFFFFu || !vf_model_text_drops(cp)) {
-            memcpy(out + o, s + i, n);
-            o += n;
-        }
-        i += n;
+        i += vf_model_text_clean_char(s, len, i, out, &o);
     }
     out[o] = '\0';
     if (out_len)

@@ -21,6 +21,12 @@
  * allocation failure. */
 char *vf_model_text_clean(const char *in, size_t len, size_t *out_len);
 
+/* One character of vf_model_text_clean: what s[i..] (of len) becomes is
+ * written at out + *o (*o advanced); returns the input bytes consumed. The
+ * cleaner copies plain ASCII runs in bulk and uses this for the rest; the
+ * tests check the bulk path against this one alone. */
+size_t vf_model_text_clean_char(const unsigned char *s, size_t len, size_t i, char *out, size_t *o);
+
 /* Whether vf_model_text_clean would return valid UTF-8 s unchanged (then
  * callers keep the bytes they have). */
 bool vf_model_text_is_clean(const char *s, size_t len);

@@ -20,8 +20,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-/* Quotes and dashes, whatever UTF8PROC_LUMP does with them in this version. */
-static utf8proc_int32_t fold_punct(utf8proc_int32_t cp, void *data)
+utf8proc_int32_t vf_fold_punct(utf8proc_int32_t cp, void *data)
 {
     (void)data;
     switch (cp) {
@@ -127,7 +126,7 @@ static bool fold_stretch(folded *f, const char *s, size_t len)
         return false;
     uint8_t *mapped = NULL;
     utf8proc_ssize_t n = utf8proc_map_custom(fixed, (utf8proc_ssize_t)fixed_len, &mapped, FOLD_OPTIONS,
-                                             fold_punct, NULL);
+                                             vf_fold_punct, NULL);
     free(fixed);
     if (n < 0)
         return false; /* only UTF8PROC_ERROR_NOMEM is left once the input is valid */

@@ -8,9 +8,16 @@
 
 #include <stddef.h>
 
+#include <utf8proc.h>
+
 /* malloc'd, NUL-terminated folded copy of s[0..len); *out_len gets its length.
  * Invalid UTF-8 is folded as if each bad byte were U+FFFD. NULL only when out
  * of memory. */
 char *vf_fold_text(const char *s, size_t len, size_t *out_len);
+
+/* The quote, apostrophe and dash lumping utf8proc is given as its custom
+ * mapping (whatever UTF8PROC_LUMP does with them in this version); a
+ * utf8proc_custom_func. */
+utf8proc_int32_t vf_fold_punct(utf8proc_int32_t cp, void *data);
 
 #endif

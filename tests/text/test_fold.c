@@ -13,23 +13,6 @@
 #include "broker/judge/text_fold.h"
 #include "broker/judge/wall_phrases.h"
 
-static utf8proc_int32_t ref_punct(utf8proc_int32_t cp, void *data)
-{
-    (void)data;
-    switch (cp) {
-    case 0x2018: case 0x2019: case 0x201A: case 0x201B: case 0x2032: case 0x2039: case 0x203A:
-    case 0x275B: case 0x275C: case 0x300C: case 0x300D: case 0xFF07:
-        return '\'';
-    case 0x00AB: case 0x00BB: case 0x201C: case 0x201D: case 0x201E: case 0x201F: case 0x2033:
-    case 0x275D: case 0x275E: case 0x300E: case 0x300F: case 0xFF02:
-        return '"';
-    case 0x2E17: case 0x2E3A: case 0x2E3B: case 0xFE58:
-        return '-';
-    default:
-        return cp;
-    }
-}
-
 /* The mapping as it was: repair, one utf8proc call over everything, collapse. */
 static char *ref_fold(const char *s, size_t len, size_t *out_len)
 {
@@ -54,7 +37,7 @@ static char *ref_fold(const char *s, size_t len, size_t *out_len)
         fixed, (utf8proc_ssize_t)o, &mapped,
         UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE |
             UTF8PROC_LUMP | UTF8PROC_STRIPCC,
-        ref_punct, NULL);
+        vf_fold_punct, NULL);
     free(fixed);
     cr_assert_geq(n, 0);
     size_t w = 0;

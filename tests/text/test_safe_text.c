@@ -72,50 +72,12 @@ Test(safe_text, a_line_is_bounded_and_cut_on_a_whole_escape)
 }
 
 /* The cleaner copies runs of plain ASCII in bulk; it must write what the
- * code-point loop it started as writes (that loop, kept here as the
- * reference, with utf8proc-free decoding of its own). */
-static size_t ref_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    unsigned char b = s[0];
-    size_t need;
-    uint32_t v, min;
-    if (b < 0x80)
-        return *cp = b, 1;
-    if (b >= 0xC2 && b <= 0xDF)
-        need = 1, v = b & 0x1F, min = 0x80;
-    else if (b >= 0xE0 && b <= 0xEF)
-        need = 2, v = b & 0x0F, min = 0x800;
-    else if (b >= 0xF0 && b <= 0xF4)
-        need = 3, v = b & 0x07, min = 0x10000;
-    else
-        return *cp = 0xFFFFFFFFu, 1;
-    if (n - 1 < need)
-        return *cp = 0xFFFFFFFFu, 1;
-    for (size_t k = 1; k <= need; k++) {
-        if ((s[k] & 0xC0) != 0x80)
-            return *cp = 0xFFFFFFFFu, 1;
-        v = v << 6 | (s[k] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return *cp = 0xFFFFFFFFu, 1;
-    return *cp = v, need + 1;
-}
-
+ * character-by-character pass alone writes. */
 static size_t ref_clean(const unsigned char *s, size_t len, char *out)
 {
     size_t o = 0;
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        size_t n = ref_decode(s + i, len - i, &cp);
-        if (cp == '\r' || cp == 0x2028 || cp == 0x2029) {
-            if (!(cp == '\r' && i + 1 < len && s[i + 1] == '\n'))
-                out[o++] = '\n';
-        } else if (cp == 0xFFFFFFFFu || !vf_model_text_drops(cp)) {
-            memcpy(out + o, s + i, n);
-            o += n;
-        }
-        i += n;
-    }
+    for (size_t i = 0; i < len;)
+        i += vf_model_text_clean_char(s, len, i, out, &o);
     return o;
 }
 
