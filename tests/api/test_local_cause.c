@@ -23,6 +23,8 @@
 #include "broker/spawn/worker_run.h"
 #include "ipc/ipc_frame.h"
 
+#include "child_report.h"
+
 typedef struct {
     int rc;
     char detail[512];
@@ -46,30 +48,32 @@ static int deny(long nr, long nr2, int err)
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
-/* Runs fn in a child whose syscall nr (and nr2) fails with err; the child
+typedef struct {
+    long nr, nr2;
+    int err;
+    under_fault fn;
+} fault_plan;
+
+/* In the child: syscall nr (and nr2) fails with err, then fn runs; the child
  * ends with _exit (no atexit work, which could need the denied syscall). */
+static void faulted_child(void *ctx, int report)
+{
+    const fault_plan *plan = ctx;
+    outcome o = { .rc = 12345 };
+    if (deny(plan->nr, plan->nr2, plan->err) != 0)
+        snprintf(o.detail, sizeof o.detail, "seccomp filter refused: %s", strerror(errno));
+    else
+        plan->fn(&o);
+    ssize_t w = write(report, &o, sizeof o);
+    _exit(w == (ssize_t)sizeof o ? 0 : 1);
+}
+
 static outcome run_under(long nr, long nr2, int err, under_fault fn)
 {
-    int p[2];
-    cr_assert_eq(pipe(p), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        close(p[0]);
-        outcome o = { .rc = 12345 };
-        if (deny(nr, nr2, err) != 0)
-            snprintf(o.detail, sizeof o.detail, "seccomp filter refused: %s", strerror(errno));
-        else
-            fn(&o);
-        ssize_t w = write(p[1], &o, sizeof o);
-        _exit(w == (ssize_t)sizeof o ? 0 : 1);
-    }
-    close(p[1]);
+    fault_plan plan = { nr, nr2, err, fn };
     outcome o;
-    ssize_t got = read(p[0], &o, sizeof o);
-    close(p[0]);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status;
+    ssize_t got = child_report(faulted_child, &plan, &o, sizeof o, &status);
     cr_assert_eq(got, (ssize_t)sizeof o, "the child reported nothing (status %d)", status);
     cr_assert_neq(o.rc, 12345, "%s", o.detail);
     return o;

@@ -16,6 +16,8 @@
 
 #include "broker/api/socket_activation.h"
 
+#include "child_report.h"
+
 enum { ENV_PID = 1, ENV_FDS = 2, ENV_NAMES = 4 };
 
 typedef struct {
@@ -97,8 +99,9 @@ static int make_fd3(fd3_kind kind)
     return -1;
 }
 
-static void child(const scenario *sc, int report)
+static void child(void *ctx, int report)
 {
+    const scenario *sc = ctx;
     /* Keep the report pipe clear of fd 3 before fd 3 is rewritten. */
     report = fcntl(report, F_DUPFD_CLOEXEC, 20);
     int fd = make_fd3(sc->fd3);
@@ -153,20 +156,9 @@ static void child(const scenario *sc, int report)
 
 static outcome run(scenario sc)
 {
-    int p[2];
-    cr_assert_eq(pipe(p), 0);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        close(p[0]);
-        child(&sc, p[1]);
-    }
-    close(p[1]);
     outcome o;
-    ssize_t got = read(p[0], &o, sizeof o);
-    close(p[0]);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status;
+    ssize_t got = child_report(child, &sc, &o, sizeof o, &status);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed to set up (status 0x%x)", status);
     cr_assert_eq(got, (ssize_t)sizeof o);
     o.err[sizeof o.err - 1] = '\0';
