@@ -585,6 +585,11 @@ void vf_zy_note_ready(void)
     atomic_store(&zy.last_ready_ms, vf_now_ms());
 }
 
+int64_t vf_zy_last_ready_ms(void)
+{
+    return atomic_load(&zy.last_ready_ms);
+}
+
 bool vf_zygote_supervised(void)
 {
     return zy.supervised;

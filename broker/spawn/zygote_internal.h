@@ -36,6 +36,8 @@ void vf_zy_kick(void);
 /* Progress for the stuck check: a lookup found no worker ready; one got one. */
 void vf_zy_note_waiting(void);
 void vf_zy_note_ready(void);
+/* When the zygote last announced a worker (vf_now_ms time). */
+int64_t vf_zy_last_ready_ms(void);
 
 /* Kills pid (SIGKILL) and reaps it. */
 void vf_zy_kill_and_reap(pid_t pid);

@@ -148,9 +148,12 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
             break;
         }
         int64_t left = vf_zy_left_ms(deadline_ms);
-        if (vf_now_ms() >= overflow_at) {
-            /* Alive but not keeping up (CPU-starved host): this one worker is
-             * exec'd; the zygote keeps serving everyone else. */
+        int64_t now = vf_now_ms();
+        if (now >= overflow_at && (now - vf_zy_last_ready_ms() >= VF_ZYGOTE_OVERFLOW_MS ||
+                                   now >= overflow_at - VF_ZYGOTE_OVERFLOW_MS + VF_ZYGOTE_OVERFLOW_MAX_MS)) {
+            /* Announcing nothing (stopped, hung), or this lookup has waited
+             * the most it may: this one worker is exec'd; the zygote keeps
+             * serving everyone else. */
             rc = VF_ZYGOTE_UNAVAILABLE;
             break;
         }
