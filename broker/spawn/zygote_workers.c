@@ -109,7 +109,8 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
     if (!g)
         return VF_ZYGOTE_UNAVAILABLE;
     bool waiting = false;
-    const int64_t overflow_at = vf_now_ms() + VF_ZYGOTE_OVERFLOW_MS;
+    const int64_t began = vf_now_ms();
+    const int64_t overflow_at = began + VF_ZYGOTE_OVERFLOW_MS, give_up_at = began + VF_ZYGOTE_OVERFLOW_MAX_MS;
     vf_zygote_spawn_rc rc = VF_ZYGOTE_UNAVAILABLE;
     for (;;) {
         if (atomic_load(&g->retired)) {
@@ -149,8 +150,7 @@ vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_
         }
         int64_t left = vf_zy_left_ms(deadline_ms);
         int64_t now = vf_now_ms();
-        if (now >= overflow_at && (now - vf_zy_last_ready_ms() >= VF_ZYGOTE_OVERFLOW_MS ||
-                                   now >= overflow_at - VF_ZYGOTE_OVERFLOW_MS + VF_ZYGOTE_OVERFLOW_MAX_MS)) {
+        if (now >= give_up_at || (now >= overflow_at && now - vf_zy_last_ready_ms() >= VF_ZYGOTE_OVERFLOW_MS)) {
             /* Announcing nothing (stopped, hung), or this lookup has waited
              * the most it may: this one worker is exec'd; the zygote keeps
              * serving everyone else. */

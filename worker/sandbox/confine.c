@@ -70,13 +70,12 @@ int vf_apply_job_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size
     return 0;
 }
 
-int vf_drop_root(char *err, size_t errlen)
+int vf_drop_ids(uid_t uid, gid_t gid, bool groups_may_be_refused, const char *regained, char *err,
+                size_t errlen)
 {
-    if (geteuid() != 0 && getuid() != 0)
-        return 0;
-    const gid_t gid = VF_WORKER_NOBODY;
-    const uid_t uid = VF_WORKER_NOBODY;
-    if (setgroups(0, NULL) != 0)
+    /* Inside a user namespace that denies setgroups, there were none to keep
+     * (getgroups checks it below). */
+    if (setgroups(0, NULL) != 0 && !(groups_may_be_refused && errno == EPERM))
         return fail(err, errlen, "setgroups");
     if (setresgid(gid, gid, gid) != 0)
         return fail(err, errlen, "setresgid");
@@ -88,14 +87,22 @@ int vf_drop_root(char *err, size_t errlen)
         return fail(err, errlen, "getresuid");
     if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid ||
         getgroups(0, NULL) != 0) {
-        snprintf(err, errlen, "uid/gid drop did not stick");
+        snprintf(err, errlen, "uid/gid drop did not stick%s",
+                 groups_may_be_refused ? " (supplementary groups left?)" : "");
         return -1;
     }
     if (setresuid(0, 0, 0) == 0) {
-        snprintf(err, errlen, "root could be regained after the drop");
+        snprintf(err, errlen, "%s could be regained after the drop", regained);
         return -1;
     }
     return 0;
+}
+
+int vf_drop_root(char *err, size_t errlen)
+{
+    if (geteuid() != 0 && getuid() != 0)
+        return 0;
+    return vf_drop_ids(VF_WORKER_NOBODY, VF_WORKER_NOBODY, false, "root", err, errlen);
 }
 
 int vf_set_no_new_privs(char *err, size_t errlen)

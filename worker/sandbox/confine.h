@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ipc/ipc_messages.h" /* VF_WORKER_NOBODY */
 
@@ -24,6 +25,13 @@ int vf_apply_job_rlimits(uint32_t timeout_ms, uint64_t max_body, char *err, size
 /* When running as root: no supplementary groups, then 65534:65534 for all of
  * real/effective/saved ids, verified (including that root cannot come back). */
 int vf_drop_root(char *err, size_t errlen);
+
+/* Sets real, effective and saved uid and gid to uid/gid with no
+ * supplementary groups, then proves the drop stuck and that uid 0 (named
+ * regained in the error) cannot be had back. groups_may_be_refused: inside
+ * a user namespace that denies setgroups. 0 or -1 with err set. */
+int vf_drop_ids(uid_t uid, gid_t gid, bool groups_may_be_refused, const char *regained, char *err,
+                size_t errlen);
 
 int vf_set_no_new_privs(char *err, size_t errlen);
 
