@@ -12,6 +12,7 @@ DEPS=(
   systemd groff-base man-db python3-yaml binutils
   libhiredis-dev redis-server
   uidmap
+  dpkg-dev make libzstd-dev libbrotli-dev zlib1g-dev
 )
 # node + npm run the MCP/TypeScript client tests with the real npm clients;
 # a machine that already has node (e.g. from another source) keeps it.
@@ -27,9 +28,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The worker's libcurl, built for http/https over OpenSSL only from Debian's
+# curl source (packaging/lean_curl.sh; the README says why). Set
+# VERIFETCH_LEAN_CURL=0 to link the worker against the system libcurl instead.
+setup_args=()
+if [ "${VERIFETCH_LEAN_CURL:-1}" = 1 ]; then
+  bash packaging/lean_curl.sh build-deps/curl-lean
+  setup_args+=("-Dworker_curl=$PWD/build-deps/curl-lean")
+fi
+
 BUILD_DIR=${BUILD_DIR:-build}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  meson setup "$BUILD_DIR" "$@" >/dev/null
+  meson setup "$BUILD_DIR" "${setup_args[@]}" "$@" >/dev/null
 fi
 ninja -C "$BUILD_DIR" >/dev/null
 echo "built into $BUILD_DIR/"

@@ -1,10 +1,12 @@
 /* What the libraries a worker maps cost each fork: fork + _exit + wait,
  * repeated, in a process linked against the worker's full dependency list
- * (verifetch-bench-fork-full) and against a lean one (libc, OpenSSL, zlib and
- * the codecs only: verifetch-bench-fork-lean). Both are built from this file;
+ * (verifetch-bench-fork-full: with whichever libcurl the build gives the
+ * worker, Debian's or the lean one of packaging/lean_curl.sh) and against a
+ * minimal one (libc, OpenSSL, zlib and the codecs only:
+ * verifetch-bench-fork-lean). Both are built from this file;
  * `meson test --benchmark fork_cost` runs them interleaved. The difference is
- * what a libcurl built for http/https with OpenSSL only (and libxml2 without
- * ICU) would save per worker. */
+ * what the worker's remaining libraries (libxml2 with ICU and libstdc++, ...)
+ * cost per worker. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

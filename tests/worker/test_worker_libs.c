@@ -1,0 +1,83 @@
+/* A worker maps only the libraries it uses (built with -Dworker_curl, which
+ * packaging/bootstrap.sh sets): the zygote every worker is forked from is
+ * started the way the broker starts it, and its /proc/<pid>/maps must hold
+ * none of the libraries Debian's shared libcurl drags in (LDAP, RTMP, SSH,
+ * GnuTLS, Kerberos, SASL, HTTP/2, PSL...; libidn2 stays, for the worker's own
+ * punycode conversion). This test process links the
+ * system libcurl through the broker code, so scanning its own maps shows the
+ * scan finds them when they are there. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/spawn/zygote_client.h"
+#include "harness.h"
+#include "proc_inspect.h"
+
+/* What a worker never needs; the lean libcurl leaves every one out. */
+static const char *const unwanted[] = { "libldap", "liblber", "librtmp", "libssh2", "libgnutls", "libkrb5",
+                                        "libgssapi_krb5", "libk5crypto", "libsasl2", "libnghttp2", "libpsl",
+                                        "libnettle", "libhogweed", "libgmp", "libp11-kit" };
+#define N_UNWANTED (sizeof unwanted / sizeof unwanted[0])
+/* The lean worker maps 20 shared objects (libc, OpenSSL, libxml2, ICU, libidn2...). */
+#define MAX_SHARED_OBJECTS 22
+
+typedef struct {
+    unsigned objects;            /* distinct mapped *.so* files */
+    unsigned unwanted;           /* of them, on the list above */
+    char first_unwanted[128];
+} lib_scan;
+
+static lib_scan scan_maps(pid_t pid)
+{
+    lib_scan s = { 0 };
+    size_t len;
+    char *maps = pi_read(pid, "maps", &len);
+    cr_assert_not_null(maps, "read /proc/%d/maps", (int)pid);
+    char seen[4096] = "";
+    for (char *line = strtok(maps, "\n"); line; line = strtok(NULL, "\n")) {
+        const char *path = strchr(line, '/');
+        if (!path || !strstr(path, ".so"))
+            continue;
+        const char *base = strrchr(path, '/') + 1;
+        char key[160];
+        snprintf(key, sizeof key, "|%s|", base);
+        if (strstr(seen, key))
+            continue;
+        if (strlen(seen) + strlen(key) < sizeof seen)
+            strcat(seen, key);
+        s.objects++;
+        for (size_t i = 0; i < N_UNWANTED; i++) {
+            if (strncmp(base, unwanted[i], strlen(unwanted[i])) == 0) {
+                if (!s.unwanted++)
+                    snprintf(s.first_unwanted, sizeof s.first_unwanted, "%s", base);
+            }
+        }
+    }
+    free(maps);
+    return s;
+}
+
+Test(worker_libs, the_scan_sees_the_system_libcurl_libraries_in_this_process)
+{
+    lib_scan s = scan_maps(getpid());
+    cr_assert_gt(s.unwanted, 3, "this process links the system libcurl, yet only %u of its libraries "
+                 "were seen among %u objects", s.unwanted, s.objects);
+}
+
+Test(worker_libs, the_zygote_maps_no_library_a_worker_never_uses, .timeout = 60)
+{
+    char err[256];
+    vf_zygote_options o = { .worker_path = worker_path("verifetch-worker"), .pool = 1 };
+    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), 0, "%s", err);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    cr_assert_gt(st.pid, 0);
+    lib_scan s = scan_maps(st.pid);
+    vf_zygote_stop();
+    cr_log_info("the zygote maps %u shared objects", s.objects);
+    cr_assert_eq(s.unwanted, 0, "the zygote maps %u unwanted libraries, e.g. %s", s.unwanted, s.first_unwanted);
+    cr_assert_leq(s.objects, MAX_SHARED_OBJECTS, "the zygote maps %u shared objects", s.objects);
+}
