@@ -42,6 +42,8 @@ static lib_scan scan_maps(pid_t pid)
         if (!path || !strstr(path, ".so"))
             continue;
         const char *base = strrchr(path, '/') + 1;
+        if (strncmp(base, "libasan", 7) == 0 || strncmp(base, "libubsan", 8) == 0)
+            continue; /* the ASan/UBSan build's runtimes */
         char key[160];
         snprintf(key, sizeof key, "|%s|", base);
         if (strstr(seen, key))

@@ -18,6 +18,17 @@ import unittest
 import fixture
 from verifetch_client import VerifetchClient
 
+SO_ACCEPTCON = 0x10000  # /proc/net/unix "Flags": the socket is listening
+
+
+def listening(path: str) -> bool:
+    with open("/proc/net/unix", encoding="utf-8") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 8 and fields[7] == path and int(fields[3], 16) & SO_ACCEPTCON:
+                return True
+    return False
+
 ACTIVATOR = shutil.which("systemd-socket-activate")
 # Present in the binary only when socket_activation.o is linked in.
 INTEGRATION_MARK = b"socket activation: "
@@ -66,6 +77,13 @@ class SocketActivated(unittest.TestCase):
         while not all(os.path.exists(p) for p in listen):
             self.assertLess(time.monotonic(), deadline, "activator did not create its sockets")
             time.sleep(0.02)
+        # The file appears at bind(); a connect before the activator's listen()
+        # is refused. Wait for listen() without connecting (a connection would
+        # start verifetchd): /proc/net/unix shows the socket as listening.
+        for path in listen:
+            while not listening(path):
+                self.assertLess(time.monotonic(), deadline, f"activator never listened on {path}")
+                time.sleep(0.02)
 
     def stderr_text(self) -> str:
         self.log.seek(0)
