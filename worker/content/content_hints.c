@@ -40,7 +40,7 @@ static const char *const maybe_hints[] = {
     "and", "article", "body", "column", "content", "main", "shadow", NULL,
 };
 
-float vf_hint_class_weight(const xmlNode *el)
+float vf_hint_class_weight(const vf_node *el)
 {
     float w = 0;
     const char *names[2] = { "class", "id" };
@@ -61,35 +61,35 @@ float vf_hint_class_weight(const xmlNode *el)
     return w;
 }
 
-bool vf_hint_article_body(const xmlNode *el)
+bool vf_hint_article_body(const vf_node *el)
 {
     const char *ip = vf_dom_attr(el, "itemprop");
     return ip && strstr(ip, "articleBody") != NULL;
 }
 
-static bool soup_says(const xmlNode *el, const char *const *words, bool unless_content)
+static bool soup_says(const vf_node *el, const char *const *words, bool unless_content)
 {
     char soup[256];
     vf_dom_class_id(el, soup, sizeof soup);
     return vf_dom_hint_any(soup, words) && !(unless_content && vf_dom_hint_any(soup, maybe_hints));
 }
 
-bool vf_hint_unlikely(const xmlNode *el)
+bool vf_hint_unlikely(const vf_node *el)
 {
     return soup_says(el, unlikely_hints, true);
 }
 
-bool vf_hint_comment_thread(const xmlNode *el)
+bool vf_hint_comment_thread(const vf_node *el)
 {
     return soup_says(el, comment_hints, true);
 }
 
-bool vf_hint_beside_text(const xmlNode *el)
+bool vf_hint_beside_text(const vf_node *el)
 {
     return soup_says(el, beside_hints, false);
 }
 
-bool vf_hint_credit_line(const xmlNode *el)
+bool vf_hint_credit_line(const vf_node *el)
 {
     return soup_says(el, credit_hints, false);
 }

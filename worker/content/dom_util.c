@@ -1,19 +1,20 @@
 #include "worker/content/dom_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "worker/content/attr_store.h"
 
-const char *vf_dom_attr(const xmlNode *el, const char *name)
+const char *vf_dom_attr(const vf_node *el, const char *name)
 {
-    if (el->type != XML_ELEMENT_NODE)
+    if (el->type != VF_NODE_ELEMENT)
         return NULL;
     /* html_dom.c keeps every attribute a reader asks for there. */
-    return vf_attr_find(el->psvi, name);
+    return vf_attr_find(vf_node_attrs(el), name);
 }
 
-bool vf_dom_attr_is(const xmlNode *el, const char *name, const char *want)
+bool vf_dom_attr_is(const vf_node *el, const char *name, const char *want)
 {
     const char *v = vf_dom_attr(el, name);
     if (!v)
@@ -29,10 +30,10 @@ bool vf_dom_attr_is(const xmlNode *el, const char *name, const char *want)
     return true;
 }
 
-xmlNode *vf_dom_next(xmlNode *n, const xmlNode *root, bool skip_children)
+vf_node *vf_dom_next(vf_node *n, const vf_node *root, bool skip_children)
 {
-    if (!skip_children && n->children && n->type == XML_ELEMENT_NODE)
-        return n->children;
+    if (!skip_children && vf_node_first(n))
+        return vf_node_first(n);
     while (n && n != root) {
         if (n->next)
             return n->next;
@@ -46,14 +47,14 @@ static bool is_space(unsigned char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
-size_t vf_dom_text_len(const xmlNode *root)
+size_t vf_dom_text_len(const vf_node *root)
 {
     size_t k = 0;
     bool space = true;
-    for (xmlNode *n = (xmlNode *)root; n; n = vf_dom_next(n, root, false)) {
-        if (n->type != XML_TEXT_NODE || !n->content)
+    for (vf_node *n = (vf_node *)root; n; n = vf_dom_next(n, root, false)) {
+        if (n->type != VF_NODE_TEXT || !vf_node_bytes(n))
             continue;
-        for (const unsigned char *p = n->content; *p; p++) {
+        for (const unsigned char *p = vf_node_bytes(n); *p; p++) {
             if (is_space(*p)) {
                 if (!space)
                     k++;
@@ -67,7 +68,7 @@ size_t vf_dom_text_len(const xmlNode *root)
     return k;
 }
 
-void vf_dom_class_id(const xmlNode *el, char *buf, size_t len)
+void vf_dom_class_id(const vf_node *el, char *buf, size_t len)
 {
     const char *c = vf_dom_attr(el, "class");
     const char *i = vf_dom_attr(el, "id");
@@ -92,4 +93,24 @@ bool vf_dom_hint_any(const char *soup, const char *const *words)
         if (strstr(soup, *words))
             return true;
     return false;
+}
+
+char *vf_dom_text_content(const vf_node *n)
+{
+    size_t len = 0;
+    for (const vf_node *c = n; c; c = vf_dom_next((vf_node *)c, n, false))
+        if (!vf_node_is_element(c))
+            len += c->aux;
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (const vf_node *c = n; c; c = vf_dom_next((vf_node *)c, n, false)) {
+        if (!vf_node_is_element(c)) {
+            memcpy(out + o, c->u.text, c->aux);
+            o += c->aux;
+        }
+    }
+    out[o] = '\0';
+    return out;
 }

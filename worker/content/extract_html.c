@@ -10,13 +10,13 @@
 #include "worker/content/prune.h"
 #include "worker/content/tag_class.h"
 
-static xmlNode *find_body(htmlDocPtr doc)
+static vf_node *find_body(vf_dom *doc)
 {
-    xmlNode *root = xmlDocGetRootElement(doc);
+    vf_node *root = vf_dom_root(doc);
     if (!root)
         return NULL;
-    for (xmlNode *c = root->children; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && vf_dom_tag(c).id == VF_T_BODY)
+    for (vf_node *c = vf_node_first(root); c; c = c->next)
+        if (c->type == VF_NODE_ELEMENT && vf_dom_tag(c).id == VF_T_BODY)
             return c;
     return root;
 }
@@ -45,7 +45,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     char *rewritten = vf_html5_entities_rewrite(utf8, len, &rewritten_len, &oom);
     if (oom)
         return NULL;
-    htmlDocPtr doc;
+    vf_dom *doc;
     if (rewritten) {
         if (o->input_done)
             o->input_done(o->input_ctx);
@@ -58,14 +58,14 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     char *base = vf_html_base_url(doc, o->page_url);
     if (meta && !vf_html_meta_read(doc, base, meta)) {
         free(base);
-        vf_html_free(doc);
+        vf_dom_free(doc);
         return NULL;
     }
-    xmlNode *root = xmlDocGetRootElement(doc);
+    vf_node *root = vf_dom_root(doc);
     vf_prune_report rep = { 0 };
     if (root)
         vf_prune(root, &rep);
-    xmlNode *body = find_body(doc);
+    vf_node *body = find_body(doc);
 
     vf_main_pick pick = { 0 };
     bool main = false;
@@ -95,7 +95,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     }
     vf_main_pick_free(body, &pick);
     free(base);
-    vf_html_free(doc);
+    vf_dom_free(doc);
     return text;
 }
 

@@ -1,6 +1,7 @@
 #include "worker/content/html_dom.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -10,17 +11,23 @@
 #include <libxml/xmlerror.h>
 
 #include "worker/content/attr_store.h"
+#include "worker/content/dom_build.h"
 #include "worker/content/html_trim.h"
 
 /* Room for every attribute html_trim keeps (libxml2 drops duplicates). */
 #define KEPT_ATTRS 64
 
+/* libxml2's tree builder stopped there: a deeper element halted the parse
+ * (xmlParserMaxDepth, 256) and so did text that grew one node past 10 MB
+ * (XML_MAX_TEXT_LENGTH); the tree keeps both limits so it keeps its shape. */
+#define LIBXML2_MAX_TEXT 10000000u
+
 typedef struct {
     htmlParserCtxtPtr ctxt;
+    vf_dom_builder build;
     unsigned depth;
     unsigned verbatim_depth; /* inside pre, textarea...: whitespace is content */
     unsigned long long error_cost;
-    vf_attr_arena *attrs;
     bool stopped;
     bool oom;
 } parse_state;
@@ -39,6 +46,28 @@ static void stop(parse_state *st)
     }
 }
 
+/* Out of memory ends the parse with no tree; a full tree keeps what it has. */
+static void give_up(parse_state *st, vf_dom_status why)
+{
+    if (why == VF_DOM_OOM)
+        st->oom = true;
+    stop(st);
+}
+
+/* libxml2's tree builder split "prefix:local" names (xmlSplitQName) and
+ * kept the local part: Word's <o:p> is a paragraph. Not when the name
+ * starts or ends with the colon. */
+static const char *local_name(const char *name)
+{
+    const char *colon = strchr(name, ':');
+    return colon && colon != name && colon[1] ? colon + 1 : name;
+}
+
+static void write_attrs(char *dst, const void *pairs)
+{
+    vf_attr_run_write(dst, pairs);
+}
+
 static void on_start(void *ctx, const xmlChar *name, const xmlChar **attrs)
 {
     parse_state *st = state_of(ctx);
@@ -48,20 +77,24 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar **attrs)
     }
     if (vf_trim_keeps_blanks(name))
         st->verbatim_depth++;
+    if (st->build.depth > xmlParserMaxDepth) {
+        stop(st);
+        return;
+    }
     const xmlChar *kept[KEPT_ATTRS];
     vf_trim_attrs(attrs, kept, KEPT_ATTRS);
-    xmlNodePtr parent = st->ctxt->node;
-    xmlSAX2StartElement(ctx, name, NULL);
-    xmlNodePtr el = st->ctxt->node;
-    if (!el || el == parent)
+    const char *const *pairs = (const char *const *)kept;
+    /* A DOCTYPE (libxml2 keeps it as the document's first child) decides
+     * where an element opened after the root closed goes. */
+    if (!st->ctxt->myDoc) {
+        give_up(st, VF_DOM_OOM); /* libxml2's startDocument ran out of memory */
         return;
-    /* libxml2 never reads psvi in an HTML tree; vf_dom_attr reads it. */
-    bool oom;
-    el->psvi = (void *)vf_attr_store(&st->attrs, kept, &oom);
-    if (oom) {
-        st->oom = true;
-        stop(st);
     }
+    bool beside_root = st->ctxt->myDoc->intSubset != NULL;
+    vf_dom_status why;
+    if (!vf_build_open(&st->build, local_name((const char *)name), vf_attr_run_size(pairs), write_attrs, pairs,
+                       beside_root, &why))
+        give_up(st, why);
 }
 
 static void on_end(void *ctx, const xmlChar *name)
@@ -71,22 +104,37 @@ static void on_end(void *ctx, const xmlChar *name)
         st->depth--;
     if (st->verbatim_depth && vf_trim_keeps_blanks(name))
         st->verbatim_depth--;
-    xmlSAX2EndElement(ctx, name);
+    vf_build_close(&st->build);
+}
+
+static void add_text(parse_state *st, int type, const xmlChar *ch, int len)
+{
+    if (len < 0)
+        return;
+    vf_node *last = vf_build_top_last(&st->build);
+    if (last && last->type == type && last->aux + (size_t)len > LIBXML2_MAX_TEXT) {
+        stop(st);
+        return;
+    }
+    vf_dom_status why = vf_build_text(&st->build, type, (const char *)ch, (size_t)len);
+    if (why != VF_DOM_OK)
+        give_up(st, why);
 }
 
 static void on_text(void *ctx, const xmlChar *ch, int len)
 {
     parse_state *st = state_of(ctx);
-    if (!st->verbatim_depth && vf_trim_blank_text(st->ctxt->node, ch, len))
+    if (!st->verbatim_depth &&
+        vf_trim_blank_text(vf_build_top(&st->build), vf_build_top_last(&st->build), ch, len))
         return;
-    xmlSAX2Characters(ctx, ch, len);
+    add_text(st, VF_NODE_TEXT, ch, len);
 }
 
 static void on_raw_text(void *ctx, const xmlChar *ch, int len)
 {
     parse_state *st = state_of(ctx);
-    if (!vf_trim_raw_text(st->ctxt->node))
-        xmlSAX2CDataBlock(ctx, ch, len);
+    if (!vf_trim_raw_text(vf_build_top(&st->build)))
+        add_text(st, VF_NODE_CDATA, ch, len);
 }
 
 static void silence(void *ctx, const char *msg, ...)
@@ -130,12 +178,25 @@ static htmlParserCtxtPtr reader_of(const char *utf8, size_t len, void (*input_do
     return ctxt;
 }
 
-htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx)
+vf_dom *vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx)
 {
     parse_state st = { 0 };
-    htmlParserCtxtPtr ctxt = reader_of(utf8, len, input_done, ctx);
-    if (!ctxt)
+    size_t cap = len > (SIZE_MAX - VF_HTML_TREE_SLACK) / VF_HTML_TREE_MULTIPLE
+                     ? SIZE_MAX
+                     : len * VF_HTML_TREE_MULTIPLE + VF_HTML_TREE_SLACK;
+    vf_dom *dom = vf_dom_new(cap);
+    if (!dom || !vf_build_init(&st.build, dom)) {
+        vf_dom_free(dom);
+        if (input_done)
+            input_done(ctx);
         return NULL;
+    }
+    htmlParserCtxtPtr ctxt = reader_of(utf8, len, input_done, ctx);
+    if (!ctxt) {
+        vf_build_done(&st.build);
+        vf_dom_free(dom);
+        return NULL;
+    }
     st.ctxt = ctxt;
     ctxt->_private = &st;
     ctxt->sax->startElement = on_start;
@@ -152,25 +213,15 @@ htmlDocPtr vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *
     xmlSetStructuredErrorFunc(&st, on_error);
     htmlParseDocument(ctxt);
     xmlSetStructuredErrorFunc(NULL, NULL);
-    htmlDocPtr doc = ctxt->myDoc;
+    /* libxml2's document holds nothing but a DOCTYPE. */
+    if (ctxt->myDoc)
+        xmlFreeDoc(ctxt->myDoc);
     ctxt->myDoc = NULL;
     htmlFreeParserCtxt(ctxt);
-    if (!doc)
-        doc = htmlNewDocNoDtD(NULL, NULL);
-    if (!doc || st.oom) {
-        if (doc)
-            xmlFreeDoc(doc);
-        vf_attr_arena_free(st.attrs);
+    vf_build_done(&st.build);
+    if (st.oom) {
+        vf_dom_free(dom);
         return NULL;
     }
-    doc->_private = st.attrs;
-    return doc;
-}
-
-void vf_html_free(htmlDocPtr doc)
-{
-    if (!doc)
-        return;
-    vf_attr_arena_free(doc->_private);
-    xmlFreeDoc(doc);
+    return dom;
 }

@@ -62,11 +62,11 @@ static char *clean_copy(const char *s, size_t cap)
     return out;
 }
 
-static char *node_text(xmlNode *n, size_t cap)
+static char *node_text(vf_node *n, size_t cap)
 {
-    xmlChar *t = xmlNodeGetContent(n);
-    char *r = clean_copy((const char *)t, cap);
-    xmlFree(t);
+    char *t = vf_dom_text_content(n);
+    char *r = clean_copy(t, cap);
+    free(t);
     return r;
 }
 
@@ -125,19 +125,19 @@ static char *resolve_http(const char *href, const char *base)
     return r;
 }
 
-char *vf_html_base_url(htmlDocPtr doc, const char *page_url)
+char *vf_html_base_url(vf_dom *doc, const char *page_url)
 {
     if (!page_url)
         return NULL;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    for (xmlNode *n = root; n; n = vf_dom_next(n, root, false)) {
-        if (n->type == XML_ELEMENT_NODE && vf_dom_tag(n).id == VF_T_BASE) {
+    vf_node *root = vf_dom_root(doc);
+    for (vf_node *n = root; n; n = vf_dom_next(n, root, false)) {
+        if (n->type == VF_NODE_ELEMENT && vf_dom_tag(n).id == VF_T_BASE) {
             char *r = resolve_http(vf_dom_attr(n, "href"), page_url);
             if (r)
                 return r;
             break;
         }
-        if (n->type == XML_ELEMENT_NODE && vf_dom_tag(n).id == VF_T_BODY)
+        if (n->type == VF_NODE_ELEMENT && vf_dom_tag(n).id == VF_T_BODY)
             break;
     }
     return strdup(page_url);
@@ -168,16 +168,16 @@ static void take(char **slot, char *value)
         free(value);
 }
 
-bool vf_html_meta_read(htmlDocPtr doc, const char *base_url, vf_page_meta *m)
+bool vf_html_meta_read(vf_dom *doc, const char *base_url, vf_page_meta *m)
 {
-    xmlNode *root = xmlDocGetRootElement(doc);
+    vf_node *root = vf_dom_root(doc);
     if (!root)
         return true;
-    if (root->type == XML_ELEMENT_NODE)
+    if (root->type == VF_NODE_ELEMENT)
         m->lang = token_copy(vf_dom_attr(root, "lang"), VF_META_MAX_TOKEN);
     char *og_title = NULL, *og_desc = NULL, *og_url = NULL, *time_date = NULL;
-    for (xmlNode *n = root; n; n = vf_dom_next(n, root, false)) {
-        if (n->type != XML_ELEMENT_NODE)
+    for (vf_node *n = root; n; n = vf_dom_next(n, root, false)) {
+        if (n->type != VF_NODE_ELEMENT)
             continue;
         vf_tag_info t = vf_dom_tag(n);
         switch (t.id) {
@@ -219,9 +219,9 @@ bool vf_html_meta_read(htmlDocPtr doc, const char *base_url, vf_page_meta *m)
         }
         case VF_T_SCRIPT:
             if (!m->published && vf_dom_attr_is(n, "type", "application/ld+json")) {
-                xmlChar *c = xmlNodeGetContent(n);
-                take(&m->published, json_ld_date((const char *)c));
-                xmlFree(c);
+                char *c = vf_dom_text_content(n);
+                take(&m->published, json_ld_date(c));
+                free(c);
             }
             break;
         case VF_T_TIME:

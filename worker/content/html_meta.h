@@ -6,16 +6,16 @@
 
 #include <stdbool.h>
 
-#include <libxml/HTMLtree.h>
+#include "worker/content/dom_tree.h"
 
 #include "ipc/ipc_page_meta.h"
 
 /* Fills the string fields it finds (others stay NULL); base_url resolves the
  * canonical link. False only when out of memory. */
-bool vf_html_meta_read(htmlDocPtr doc, const char *base_url, vf_page_meta *m);
+bool vf_html_meta_read(vf_dom *doc, const char *base_url, vf_page_meta *m);
 
 /* The <base href> of doc resolved against page_url (malloc'd), or a copy of
  * page_url; NULL when page_url is NULL or out of memory. */
-char *vf_html_base_url(htmlDocPtr doc, const char *page_url);
+char *vf_html_base_url(vf_dom *doc, const char *page_url);
 
 #endif

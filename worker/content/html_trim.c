@@ -41,28 +41,28 @@ bool vf_trim_keeps_blanks(const xmlChar *name)
     return false;
 }
 
-static bool is_block(const xmlNode *n)
+static bool is_block(const vf_node *n)
 {
-    return n->type == XML_ELEMENT_NODE && (vf_dom_tag(n).flags & VF_TAG_BLOCK);
+    return vf_node_is_element(n) && (vf_dom_tag(n).flags & VF_TAG_BLOCK);
 }
 
-bool vf_trim_blank_text(const xmlNode *parent, const xmlChar *ch, int len)
+bool vf_trim_blank_text(const vf_node *parent, const vf_node *last, const xmlChar *ch, int len)
 {
     for (int i = 0; i < len; i++)
         if (ch[i] != ' ' && ch[i] != '\t' && ch[i] != '\n' && ch[i] != '\r' && ch[i] != '\f')
             return false;
-    if (!parent || parent->type != XML_ELEMENT_NODE)
+    if (!parent || !vf_node_is_element(parent))
         return false;
     /* The line a block starts, or the one after a block, begins here: a
      * browser removes whitespace at the start of a line. */
-    return parent->last ? is_block(parent->last) : is_block(parent);
+    return last ? is_block(last) : is_block(parent);
 }
 
-bool vf_trim_raw_text(const xmlNode *parent)
+bool vf_trim_raw_text(const vf_node *parent)
 {
-    if (!parent || parent->type != XML_ELEMENT_NODE)
+    if (!parent || !vf_node_is_element(parent))
         return false;
-    if (strcasecmp((const char *)parent->name, "style") == 0)
+    if (parent->name_id == vf_tag_index("style"))
         return true;
     return vf_dom_tag(parent).id == VF_T_SCRIPT && !vf_dom_attr_is(parent, "type", "application/ld+json");
 }

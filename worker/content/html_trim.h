@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <libxml/tree.h>
+#include <libxml/xmlstring.h>
+
+#include "worker/content/dom_tree.h"
 
 /* Copies the (name, value) pairs of attrs worth keeping into kept (room for
  * cap pointers, NULL-terminated like attrs). attrs may be NULL. */
@@ -19,12 +21,13 @@ void vf_trim_attrs(const xmlChar **attrs, const xmlChar **kept, size_t cap);
 /* Elements whose whitespace is content (pre, textarea, ...). */
 bool vf_trim_keeps_blanks(const xmlChar *name);
 
-/* True when ch[0..len) is whitespace only and, added under parent, would
- * start a block or follow one: the text a browser drops. */
-bool vf_trim_blank_text(const xmlNode *parent, const xmlChar *ch, int len);
+/* True when ch[0..len) is whitespace only and, added under parent (whose
+ * last child is last, NULL for none), would start a block or follow one:
+ * the text a browser drops. */
+bool vf_trim_blank_text(const vf_node *parent, const vf_node *last, const xmlChar *ch, int len);
 
 /* True for raw text nobody reads: the body of a style sheet or of a script
  * other than application/ld+json (the metadata reads that one). */
-bool vf_trim_raw_text(const xmlNode *parent);
+bool vf_trim_raw_text(const vf_node *parent);
 
 #endif

@@ -29,13 +29,12 @@ typedef struct {
     size_t n, cap;
 } collect_ctx;
 
-/* After vf_main_pick_settle an element the renderer skips points here, and
- * the per-element stats are gone. */
-static const char skip_mark;
-
-static struct vf_node_stats *st_of(const xmlNode *n)
+/* An element's stats: S[aux - 1] (collect numbers them). After
+ * vf_main_pick_settle the stats are gone and VF_NODE_SKIPPED marks what the
+ * renderer skips. */
+static struct vf_node_stats *st_of(struct vf_node_stats *S, const vf_node *n)
 {
-    return n && n->type == XML_ELEMENT_NODE && n->_private != &skip_mark ? n->_private : NULL;
+    return S && n && n->type == VF_NODE_ELEMENT && n->aux ? &S[n->aux - 1] : NULL;
 }
 
 static bool is_space(unsigned char c)
@@ -91,35 +90,36 @@ static void count_text(const unsigned char *p, uint32_t *chars, uint32_t *commas
     *commas += c;
 }
 
-static size_t count_elements(xmlNode *root)
+static size_t count_elements(vf_node *root)
 {
     size_t k = 0;
-    for (xmlNode *n = root; n; n = vf_dom_next(n, root, false))
-        k += n->type == XML_ELEMENT_NODE;
+    for (vf_node *n = root; n; n = vf_dom_next(n, root, false))
+        k += n->type == VF_NODE_ELEMENT;
     return k;
 }
 
-static void collect(xmlNode *el, bool in_link, collect_ctx *c)
+static void collect(vf_node *el, bool in_link, collect_ctx *c)
 {
+    struct vf_node_stats *S = c->stats;
     if (c->n >= c->cap)
         return;
     struct vf_node_stats *st = &c->stats[c->n++];
-    el->_private = st;
+    el->aux = (uint32_t)c->n;
     vf_tag_info t = vf_dom_tag(el);
     bool link = in_link || t.id == VF_T_A;
-    for (xmlNode *ch = el->children; ch; ch = ch->next) {
-        if (ch->type == XML_TEXT_NODE && ch->content) {
+    for (vf_node *ch = vf_node_first(el); ch; ch = ch->next) {
+        if (ch->type == VF_NODE_TEXT && vf_node_bytes(ch)) {
             uint32_t k = 0, cm = 0;
-            count_text(ch->content, &k, &cm);
+            count_text(vf_node_bytes(ch), &k, &cm);
             st->text += k;
             st->commas += cm;
             st->phrasing += k;
             st->phr_commas += cm;
             if (link)
                 st->link += k;
-        } else if (ch->type == XML_ELEMENT_NODE) {
+        } else if (ch->type == VF_NODE_ELEMENT) {
             collect(ch, link, c);
-            struct vf_node_stats *cs = st_of(ch);
+            struct vf_node_stats *cs = st_of(S, ch);
             if (!cs)
                 continue;
             st->text += cs->text;
@@ -148,9 +148,9 @@ static void collect(xmlNode *el, bool in_link, collect_ctx *c)
         st->input++;
 }
 
-static void init_candidate(xmlNode *el, int flags)
+static void init_candidate(struct vf_node_stats *S, vf_node *el, int flags)
 {
-    struct vf_node_stats *st = st_of(el);
+    struct vf_node_stats *st = st_of(S, el);
     if (!st || (st->flags & F_CANDIDATE))
         return;
     st->flags |= F_CANDIDATE;
@@ -186,7 +186,7 @@ static float link_density(const struct vf_node_stats *st)
     return st->text ? (float)st->link / (float)st->text : 0.0f;
 }
 
-static bool is_unlikely(const xmlNode *el)
+static bool is_unlikely(const vf_node *el)
 {
     vf_tag_info t = vf_dom_tag(el);
     if (t.id == VF_T_BODY || t.id == VF_T_HTML || t.id == VF_T_A || t.id == VF_T_ARTICLE ||
@@ -197,7 +197,7 @@ static bool is_unlikely(const xmlNode *el)
 }
 
 /* Readers' comments are never the article, whichever attempt this is. */
-static bool is_comment_thread(const xmlNode *el)
+static bool is_comment_thread(const vf_node *el)
 {
     vf_tag_info t = vf_dom_tag(el);
     if (t.id == VF_T_BODY || t.id == VF_T_ARTICLE || t.id == VF_T_MAIN || vf_hint_article_body(el))
@@ -207,26 +207,26 @@ static bool is_comment_thread(const xmlNode *el)
 
 /* One paragraph's vote: its container gets it whole, the next ancestor
  * half, the ones above a third per level, five levels up. */
-static void vote(xmlNode *container, uint32_t chars, uint32_t commas, int flags)
+static void vote(struct vf_node_stats *S, vf_node *container, uint32_t chars, uint32_t commas, int flags)
 {
     float score = 1.0f + (float)commas + (float)(chars / 100 < 3 ? chars / 100 : 3);
     int level = 0;
-    for (xmlNode *a = container; a && a->type == XML_ELEMENT_NODE && level < 5;
+    for (vf_node *a = container; a && a->type == VF_NODE_ELEMENT && level < 5;
          a = a->parent, level++) {
         vf_tag_info t = vf_dom_tag(a);
         if (t.id == VF_T_HTML)
             break;
-        init_candidate(a, flags);
+        init_candidate(S, a, flags);
         float div = level == 0 ? 1.0f : level == 1 ? 2.0f : (float)level * 3.0f;
-        st_of(a)->score += score / div;
+        st_of(S, a)->score += score / div;
     }
 }
 
-static void score_all(xmlNode *body, int flags)
+static void score_all(struct vf_node_stats *S, vf_node *body, int flags)
 {
-    xmlNode *n = body;
+    vf_node *n = body;
     while (n) {
-        struct vf_node_stats *st = st_of(n);
+        struct vf_node_stats *st = st_of(S, n);
         if (!st) {
             n = vf_dom_next(n, body, false);
             continue;
@@ -241,36 +241,36 @@ static void score_all(xmlNode *body, int flags)
         bool inline_div = (t.id == VF_T_DIV || t.id == VF_T_SECTION || is_custom(t)) &&
                           !(st->flags & F_HAS_BLOCK);
         if ((para || inline_div) && st->text >= 25 && n->parent && n != body) {
-            vote(n->parent, st->text, st->commas, flags);
+            vote(S, n->parent, st->text, st->commas, flags);
         } else if ((t.flags & VF_TAG_BLOCK) && (st->flags & F_HAS_BLOCK) && st->phrasing >= 25 &&
                    t.id != VF_T_LI) {
-            vote(n, st->phrasing, st->phr_commas, flags); /* text runs between its blocks */
+            vote(S, n, st->phrasing, st->phr_commas, flags); /* text runs between its blocks */
         }
         /* A paragraph's inside is not scored again. */
         n = vf_dom_next(n, body, para || inline_div);
     }
 }
 
-static bool skipped_flag(const xmlNode *el, int mask)
+static bool skipped_flag(struct vf_node_stats *S, const vf_node *el, int mask)
 {
-    if (el->_private == &skip_mark)
+    if (el->flags & VF_NODE_SKIPPED)
         return true; /* settled: only the renderer's question is asked now */
-    struct vf_node_stats *st = st_of(el);
+    struct vf_node_stats *st = st_of(S, el);
     return st && (st->flags & mask);
 }
 
-static size_t kept_text(xmlNode *root)
+static size_t kept_text(struct vf_node_stats *S, vf_node *root)
 {
     size_t k = 0;
-    xmlNode *n = root;
+    vf_node *n = root;
     while (n) {
-        if (n->type == XML_ELEMENT_NODE && n != root && skipped_flag(n, F_UNLIKELY | F_CLEANED)) {
+        if (n->type == VF_NODE_ELEMENT && n != root && skipped_flag(S, n, F_UNLIKELY | F_CLEANED)) {
             n = vf_dom_next(n, root, true);
             continue;
         }
-        if (n->type == XML_TEXT_NODE && n->content) {
+        if (n->type == VF_NODE_TEXT && vf_node_bytes(n)) {
             uint32_t c = 0, cm = 0;
-            count_text(n->content, &c, &cm);
+            count_text(vf_node_bytes(n), &c, &cm);
             k += c;
         }
         n = vf_dom_next(n, root, false);
@@ -284,10 +284,10 @@ static bool is_list(vf_tag_info t)
 }
 
 /* Readability-style conditional cleaning of one block inside the pick. */
-static bool should_clean(xmlNode *el, int flags)
+static bool should_clean(struct vf_node_stats *S, vf_node *el, int flags)
 {
     vf_tag_info t = vf_dom_tag(el);
-    struct vf_node_stats *st = st_of(el);
+    struct vf_node_stats *st = st_of(S, el);
     if (!st)
         return false;
     /* Captions and photo credits describe a picture the reader does not get;
@@ -332,20 +332,20 @@ static bool should_clean(xmlNode *el, int flags)
     return false;
 }
 
-static void clean_part(xmlNode *part, int flags)
+static void clean_part(struct vf_node_stats *S, vf_node *part, int flags)
 {
-    xmlNode *n = part->children ? part->children : NULL;
+    vf_node *n = vf_node_first(part) ? vf_node_first(part) : NULL;
     while (n) {
-        if (n->type != XML_ELEMENT_NODE) {
+        if (n->type != VF_NODE_ELEMENT) {
             n = vf_dom_next(n, part, true);
             continue;
         }
-        if (skipped_flag(n, F_UNLIKELY)) {
+        if (skipped_flag(S, n, F_UNLIKELY)) {
             n = vf_dom_next(n, part, true);
             continue;
         }
-        if (should_clean(n, flags)) {
-            st_of(n)->flags |= F_CLEANED;
+        if (should_clean(S, n, flags)) {
+            st_of(S, n)->flags |= F_CLEANED;
             n = vf_dom_next(n, part, true);
             continue;
         }
@@ -353,33 +353,33 @@ static void clean_part(xmlNode *part, int flags)
     }
 }
 
-static bool same_class(const xmlNode *a, const xmlNode *b)
+static bool same_class(const vf_node *a, const vf_node *b)
 {
     const char *ca = vf_dom_attr(a, "class"), *cb = vf_dom_attr(b, "class");
     return ca && cb && ca[0] && strcmp(ca, cb) == 0;
 }
 
-static bool ends_sentence(const xmlNode *el)
+static bool ends_sentence(const vf_node *el)
 {
     /* Last non-blank byte of the last text under el. */
-    const xmlNode *last = NULL;
-    for (xmlNode *n = (xmlNode *)el; n; n = vf_dom_next(n, el, false))
-        if (n->type == XML_TEXT_NODE && n->content && n->content[0])
+    const vf_node *last = NULL;
+    for (vf_node *n = (vf_node *)el; n; n = vf_dom_next(n, el, false))
+        if (n->type == VF_NODE_TEXT && vf_node_bytes(n) && vf_node_bytes(n)[0])
             last = n;
     if (!last)
         return false;
-    size_t len = strlen((const char *)last->content);
-    while (len > 0 && is_space(last->content[len - 1]))
+    size_t len = strlen((const char *)vf_node_bytes(last));
+    while (len > 0 && is_space(vf_node_bytes(last)[len - 1]))
         len--;
-    return len > 0 && (last->content[len - 1] == '.' || last->content[len - 1] == 0x82);
+    return len > 0 && (vf_node_bytes(last)[len - 1] == '.' || vf_node_bytes(last)[len - 1] == 0x82);
 }
 
-static xmlNode *top_candidate(xmlNode *body)
+static vf_node *top_candidate(struct vf_node_stats *S, vf_node *body)
 {
-    xmlNode *top = NULL;
+    vf_node *top = NULL;
     float best = 0;
-    for (xmlNode *n = body; n; n = vf_dom_next(n, body, false)) {
-        struct vf_node_stats *st = st_of(n);
+    for (vf_node *n = body; n; n = vf_dom_next(n, body, false)) {
+        struct vf_node_stats *st = st_of(S, n);
         if (!st || !(st->flags & F_CANDIDATE))
             continue;
         if (st->flags & F_UNLIKELY)
@@ -393,25 +393,25 @@ static xmlNode *top_candidate(xmlNode *body)
     return top;
 }
 
-static float final_score(const xmlNode *n)
+static float final_score(struct vf_node_stats *S, const vf_node *n)
 {
-    struct vf_node_stats *st = st_of(n);
+    struct vf_node_stats *st = st_of(S, n);
     return st && (st->flags & F_CANDIDATE) ? st->score * (1.0f - link_density(st)) : 0;
 }
 
-static size_t element_children(const xmlNode *n)
+static size_t element_children(const vf_node *n)
 {
     size_t k = 0;
-    for (const xmlNode *c = n->children; c; c = c->next)
-        k += c->type == XML_ELEMENT_NODE;
+    for (const vf_node *c = vf_node_first(n); c; c = c->next)
+        k += c->type == VF_NODE_ELEMENT;
     return k;
 }
 
-static bool has_own_text(const xmlNode *n)
+static bool has_own_text(const vf_node *n)
 {
-    for (const xmlNode *c = n->children; c; c = c->next)
-        if (c->type == XML_TEXT_NODE && c->content)
-            for (const unsigned char *p = c->content; *p; p++)
+    for (const vf_node *c = vf_node_first(n); c; c = c->next)
+        if (c->type == VF_NODE_TEXT && vf_node_bytes(c))
+            for (const unsigned char *p = vf_node_bytes(c); *p; p++)
                 if (!is_space(*p))
                     return true;
     return false;
@@ -420,11 +420,11 @@ static bool has_own_text(const xmlNode *n)
 /* Readability's view of a paragraph: a <p>, a div holding only inline
  * content, or wrappers around exactly one such (div > p); not a block whose
  * name says it stands beside the text. */
-static bool para_like(xmlNode *n)
+static bool para_like(struct vf_node_stats *S, vf_node *n)
 {
     for (int depth = 0; depth < 4; depth++) {
         vf_tag_info t = vf_dom_tag(n);
-        struct vf_node_stats *st = st_of(n);
+        struct vf_node_stats *st = st_of(S, n);
         if (vf_hint_beside_text(n))
             return false;
         if (t.id == VF_T_P)
@@ -435,35 +435,37 @@ static bool para_like(xmlNode *n)
             return true;
         if (element_children(n) != 1 || has_own_text(n))
             return false;
-        xmlNode *c = n->children;
-        while (c->type != XML_ELEMENT_NODE)
+        vf_node *c = vf_node_first(n);
+        while (c->type != VF_NODE_ELEMENT)
             c = c->next;
         n = c;
     }
     return false;
 }
 
-static bool same_element(const xmlNode *a, const xmlNode *b)
+static bool same_element(const vf_node *a, const vf_node *b)
 {
-    return a->name && b->name && strcmp((const char *)a->name, (const char *)b->name) == 0 &&
+    return vf_node_is_element(a) && vf_node_is_element(b) && a->name_id == b->name_id &&
            same_class(a, b);
 }
 
-static size_t doc_order(const vf_main_pick *pick, const xmlNode *n)
+static size_t doc_order(const vf_main_pick *pick, const vf_node *n)
 {
-    return (size_t)(st_of(n) - pick->stats);
+    struct vf_node_stats *S = pick->stats;
+    return (size_t)(st_of(S, n) - pick->stats);
 }
 
 /* Articles cut into chunks (a figure or an ad between them) repeat the
  * chunk's wrapper: a wrapper of the pick, up to two levels above it, with
  * siblings of the same tag and class that hold paragraphs brings those in. */
-static void add_repeated_chunks(xmlNode *body, xmlNode *top, vf_main_pick *pick)
+static void add_repeated_chunks(vf_node *body, vf_node *top, vf_main_pick *pick)
 {
-    xmlNode *a = top->parent;
-    for (int level = 1; level <= 2 && a && a != body && a->type == XML_ELEMENT_NODE;
+    struct vf_node_stats *S = pick->stats;
+    vf_node *a = top->parent;
+    for (int level = 1; level <= 2 && a && a != body && a->type == VF_NODE_ELEMENT;
          level++, a = a->parent) {
-        for (xmlNode *s = a->parent ? a->parent->children : NULL; s; s = s->next) {
-            struct vf_node_stats *st = st_of(s);
+        for (vf_node *s = a->parent ? vf_node_first(a->parent) : NULL; s; s = s->next) {
+            struct vf_node_stats *st = st_of(S, s);
             if (s == a || !st || !same_element(s, a) || (st->flags & F_UNLIKELY))
                 continue;
             if (st->p == 0 || st->text < 100 || link_density(st) > 0.33f ||
@@ -474,7 +476,7 @@ static void add_repeated_chunks(xmlNode *body, xmlNode *top, vf_main_pick *pick)
     }
     /* Back into document order (insertion sort: a handful of parts). */
     for (size_t i = 1; i < pick->n_parts; i++) {
-        xmlNode *n = pick->parts[i];
+        vf_node *n = pick->parts[i];
         size_t j = i;
         for (; j > 0 && doc_order(pick, pick->parts[j - 1]) > doc_order(pick, n); j--)
             pick->parts[j] = pick->parts[j - 1];
@@ -482,37 +484,38 @@ static void add_repeated_chunks(xmlNode *body, xmlNode *top, vf_main_pick *pick)
     }
 }
 
-static void gather(xmlNode *body, xmlNode *top, vf_main_pick *pick)
+static void gather(vf_node *body, vf_node *top, vf_main_pick *pick)
 {
+    struct vf_node_stats *S = pick->stats;
     pick->n_parts = 0;
     /* A lone child says nothing its parent does not; a parent that outscores
      * its best child holds the content in several children. */
     for (;;) {
-        xmlNode *up = top->parent;
-        if (!up || up == body || up->type != XML_ELEMENT_NODE)
+        vf_node *up = top->parent;
+        if (!up || up == body || up->type != VF_NODE_ELEMENT)
             break;
-        if (element_children(up) == 1 || final_score(up) >= final_score(top))
+        if (element_children(up) == 1 || final_score(S, up) >= final_score(S, top))
             top = up;
         else
             break;
     }
-    float top_score = final_score(top);
+    float top_score = final_score(S, top);
     float threshold = top_score * 0.2f > 10 ? top_score * 0.2f : 10;
-    xmlNode *parent = top->parent;
+    vf_node *parent = top->parent;
     if (!parent || top == body) {
         pick->parts[pick->n_parts++] = top;
         return;
     }
-    for (xmlNode *s = parent->children; s && pick->n_parts < VF_MAIN_MAX_PARTS; s = s->next) {
-        if (s->type != XML_ELEMENT_NODE)
+    for (vf_node *s = vf_node_first(parent); s && pick->n_parts < VF_MAIN_MAX_PARTS; s = s->next) {
+        if (s->type != VF_NODE_ELEMENT)
             continue;
         bool take = s == top;
-        struct vf_node_stats *st = st_of(s);
+        struct vf_node_stats *st = st_of(S, s);
         if (!take && st && !(st->flags & F_UNLIKELY)) {
             float bonus = same_class(s, top) ? top_score * 0.2f : 0;
-            if ((st->flags & F_CANDIDATE) && final_score(s) + bonus >= threshold) {
+            if ((st->flags & F_CANDIDATE) && final_score(S, s) + bonus >= threshold) {
                 take = true;
-            } else if (para_like(s)) {
+            } else if (para_like(S, s)) {
                 float ld = link_density(st);
                 if (st->text > 80 && ld < 0.25f)
                     take = true;
@@ -534,11 +537,12 @@ static void reset(vf_main_pick *pick)
     }
 }
 
-static size_t attempt(xmlNode *body, vf_main_pick *pick, int flags)
+static size_t attempt(vf_node *body, vf_main_pick *pick, int flags)
 {
+    struct vf_node_stats *S = pick->stats;
     reset(pick);
-    score_all(body, flags);
-    xmlNode *top = top_candidate(body);
+    score_all(S, body, flags);
+    vf_node *top = top_candidate(S, body);
     if (!top) {
         pick->n_parts = 0;
         return 0;
@@ -547,13 +551,13 @@ static size_t attempt(xmlNode *body, vf_main_pick *pick, int flags)
     size_t chars = 0;
     for (size_t i = 0; i < pick->n_parts; i++) {
         if (flags & CLEAN)
-            clean_part(pick->parts[i], flags);
-        chars += kept_text(pick->parts[i]);
+            clean_part(S, pick->parts[i], flags);
+        chars += kept_text(S, pick->parts[i]);
     }
     return chars;
 }
 
-bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick)
+bool vf_main_pick_content(vf_node *body, vf_main_pick *pick)
 {
     memset(pick, 0, sizeof *pick);
     size_t n = count_elements(body);
@@ -565,7 +569,7 @@ bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick)
     collect_ctx c = { pick->stats, 0, n };
     collect(body, false, &c);
     pick->n_stats = c.n;
-    pick->page_chars = kept_text(body);
+    pick->page_chars = kept_text(pick->stats, body);
 
     static const int attempts[] = {
         WEIGH_CLASSES | STRIP_UNLIKELY | CLEAN, WEIGH_CLASSES | CLEAN, CLEAN, 0,
@@ -598,17 +602,19 @@ bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick)
     return pick->n_parts > 0;
 }
 
-size_t vf_main_text_chars(xmlNode *root)
+size_t vf_main_text_chars(vf_node *root)
 {
-    return root ? kept_text(root) : 0;
+    struct vf_node_stats *S = NULL; /* settled: only VF_NODE_SKIPPED is left */
+    return root ? kept_text(S, root) : 0;
 }
 
-bool vf_main_skips(const xmlNode *el)
+bool vf_main_skips(const vf_node *el)
 {
-    return skipped_flag(el, F_UNLIKELY | F_CLEANED);
+    struct vf_node_stats *S = NULL;
+    return skipped_flag(S, el, F_UNLIKELY | F_CLEANED);
 }
 
-bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n)
+bool vf_main_contains(const vf_main_pick *pick, const vf_node *n)
 {
     for (; n; n = n->parent)
         for (size_t i = 0; i < pick->n_parts; i++)
@@ -617,24 +623,30 @@ bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n)
     return false;
 }
 
-void vf_main_pick_settle(xmlNode *body, vf_main_pick *pick)
+void vf_main_pick_settle(vf_node *body, vf_main_pick *pick)
 {
     if (!body || !pick->stats)
         return;
-    for (xmlNode *n = body; n; n = vf_dom_next(n, body, false))
-        if (n->type == XML_ELEMENT_NODE)
-            n->_private = skipped_flag(n, F_UNLIKELY | F_CLEANED) ? (void *)&skip_mark : NULL;
+    for (vf_node *n = body; n; n = vf_dom_next(n, body, false))
+        if (n->type == VF_NODE_ELEMENT)
+        {
+            if (skipped_flag(pick->stats, n, F_UNLIKELY | F_CLEANED))
+                n->flags |= VF_NODE_SKIPPED;
+            n->aux = 0;
+        }
     free(pick->stats);
     pick->stats = NULL;
     pick->settled = true;
 }
 
-void vf_main_pick_free(xmlNode *body, vf_main_pick *pick)
+void vf_main_pick_free(vf_node *body, vf_main_pick *pick)
 {
     if (body && (pick->stats || pick->settled))
-        for (xmlNode *n = body; n; n = vf_dom_next(n, body, false))
-            if (n->type == XML_ELEMENT_NODE)
-                n->_private = NULL;
+        for (vf_node *n = body; n; n = vf_dom_next(n, body, false))
+            if (n->type == VF_NODE_ELEMENT) {
+                n->flags &= (uint8_t)~VF_NODE_SKIPPED;
+                n->aux = 0;
+            }
     free(pick->stats);
     memset(pick, 0, sizeof *pick);
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libxml/tree.h>
+#include "worker/content/dom_tree.h"
 
 /* Below this many characters no pick convinces: the whole pruned page is used. */
 #define VF_MAIN_MIN_CHARS 250
@@ -18,9 +18,9 @@
 #define VF_MAIN_MAX_PARTS 64
 
 typedef struct {
-    struct vf_node_stats *stats;  /* one per element; node->_private points here */
+    struct vf_node_stats *stats;  /* one per element; node->aux - 1 indexes it */
     size_t n_stats;
-    xmlNode *parts[VF_MAIN_MAX_PARTS]; /* the pick: siblings in document order */
+    vf_node *parts[VF_MAIN_MAX_PARTS]; /* the pick: siblings in document order */
     size_t n_parts;
     size_t main_chars;            /* text of the pick after cleaning */
     size_t page_chars;            /* text of the whole pruned body */
@@ -31,23 +31,23 @@ typedef struct {
  * convinces; false means "use the page" (pick->page_chars is still set).
  * Elements cleaned out of the pick are marked so vf_main_skips() says so.
  * Returns false also when out of memory (then nothing is marked). */
-bool vf_main_pick_content(xmlNode *body, vf_main_pick *pick);
+bool vf_main_pick_content(vf_node *body, vf_main_pick *pick);
 
 /* Code points of the text under root, blanks collapsed, marked parts left out. */
-size_t vf_main_text_chars(xmlNode *root);
+size_t vf_main_text_chars(vf_node *root);
 
 /* Should the renderer leave el out (cleaned from the pick)? */
-bool vf_main_skips(const xmlNode *el);
+bool vf_main_skips(const vf_node *el);
 
 /* Is n inside one of the picked parts? */
-bool vf_main_contains(const vf_main_pick *pick, const xmlNode *n);
+bool vf_main_contains(const vf_main_pick *pick, const vf_node *n);
 
 /* Keeps only what the renderer asks (vf_main_skips, vf_main_text_chars)
  * and frees the per-element stats before the text is built: on a dense page
  * they are a tenth of the tree. */
-void vf_main_pick_settle(xmlNode *body, vf_main_pick *pick);
+void vf_main_pick_settle(vf_node *body, vf_main_pick *pick);
 
-/* Forgets the marks (clears every node's _private) and frees the stats. */
-void vf_main_pick_free(xmlNode *body, vf_main_pick *pick);
+/* Forgets the marks (clears every node's aux and VF_NODE_SKIPPED) and frees the stats. */
+void vf_main_pick_free(vf_node *body, vf_main_pick *pick);
 
 #endif

@@ -42,7 +42,7 @@ static bool style_hides(const char *style)
     return false;
 }
 
-bool vf_prune_is_hidden(const xmlNode *el)
+bool vf_prune_is_hidden(const vf_node *el)
 {
     if (vf_dom_attr(el, "hidden"))
         return true;
@@ -52,7 +52,7 @@ bool vf_prune_is_hidden(const xmlNode *el)
     return style && style_hides(style);
 }
 
-static bool role_is_chrome(const xmlNode *el)
+static bool role_is_chrome(const vf_node *el)
 {
     const char *role = vf_dom_attr(el, "role");
     if (!role)
@@ -63,26 +63,26 @@ static bool role_is_chrome(const xmlNode *el)
     return false;
 }
 
-static bool is_password_input(const xmlNode *el)
+static bool is_password_input(const vf_node *el)
 {
     return vf_dom_tag(el).id == VF_T_INPUT && vf_dom_attr_is(el, "type", "password");
 }
 
-static bool holds_password(xmlNode *el)
+static bool holds_password(vf_node *el)
 {
-    for (xmlNode *n = el; n; n = vf_dom_next(n, el, false))
-        if (n->type == XML_ELEMENT_NODE && is_password_input(n))
+    for (vf_node *n = el; n; n = vf_dom_next(n, el, false))
+        if (n->type == VF_NODE_ELEMENT && is_password_input(n))
             return true;
     return false;
 }
 
-static void add_anchor(vf_prune_report *rep, xmlNode *n)
+static void add_anchor(vf_prune_report *rep, vf_node *n)
 {
     if (n && rep->n_password < VF_PRUNE_MAX_ANCHORS)
         rep->password_anchor[rep->n_password++] = n;
 }
 
-static bool should_drop(xmlNode *el)
+static bool should_drop(vf_node *el)
 {
     vf_tag_info t = vf_dom_tag(el);
     if (t.id == VF_T_HTML || t.id == VF_T_BODY)
@@ -107,37 +107,47 @@ static bool should_drop(xmlNode *el)
     return vf_dom_hint_any(soup, consent_hints) && vf_dom_text_len(el) < 2000;
 }
 
-void vf_prune(xmlNode *root, vf_prune_report *rep)
+/* Walks the tree in document order with the previous sibling at hand, so
+ * a dropped subtree is unlinked in O(1) (nodes have no prev pointer). Its
+ * nodes stay in the arena until the tree is freed. */
+void vf_prune(vf_node *root, vf_prune_report *rep)
 {
     memset(rep, 0, sizeof *rep);
-    xmlNode *n = root;
-    while (n) {
-        if (n->type == XML_COMMENT_NODE || n->type == XML_PI_NODE) {
-            xmlNode *next = vf_dom_next(n, root, true);
-            xmlUnlinkNode(n);
-            xmlFreeNode(n);
-            n = next;
+    vf_node *parent = root, *prev = NULL, *n = vf_node_first(root);
+    for (;;) {
+        if (!n) {
+            if (parent == root)
+                return;
+            prev = parent;
+            n = parent->next;
+            parent = parent->parent;
             continue;
         }
-        if (n->type != XML_ELEMENT_NODE || n == root) {
-            n = vf_dom_next(n, root, false);
-            continue;
-        }
-        if (vf_dom_tag(n).id == VF_T_HEAD) {
-            n = vf_dom_next(n, root, true);
+        if (n->type != VF_NODE_ELEMENT || vf_dom_tag(n).id == VF_T_HEAD) {
+            prev = n;
+            n = n->next;
             continue;
         }
         if (should_drop(n)) {
-            xmlNode *next = vf_dom_next(n, root, true);
             if (holds_password(n))
                 add_anchor(rep, n->parent);
-            xmlUnlinkNode(n);
-            xmlFreeNode(n);
+            vf_node *next = n->next;
+            if (prev)
+                prev->next = next;
+            else
+                parent->u.first = next;
             n = next;
             continue;
         }
         if (is_password_input(n))
             add_anchor(rep, n);
-        n = vf_dom_next(n, root, false);
+        if (vf_node_first(n)) {
+            parent = n;
+            prev = NULL;
+            n = vf_node_first(n);
+        } else {
+            prev = n;
+            n = n->next;
+        }
     }
 }

@@ -8,21 +8,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <libxml/tree.h>
+#include "worker/content/dom_tree.h"
 
 /* Password inputs survive pruning as "anchors": the input itself, or the
  * nearest kept ancestor of a pruned form that held one. */
 #define VF_PRUNE_MAX_ANCHORS 16
 
 typedef struct {
-    xmlNode *password_anchor[VF_PRUNE_MAX_ANCHORS];
+    vf_node *password_anchor[VF_PRUNE_MAX_ANCHORS];
     size_t n_password;
 } vf_prune_report;
 
-void vf_prune(xmlNode *root, vf_prune_report *rep);
+void vf_prune(vf_node *root, vf_prune_report *rep);
 
 /* Is el hidden by the hidden attribute, aria-hidden=true or an inline
  * display:none / visibility:hidden? */
-bool vf_prune_is_hidden(const xmlNode *el);
+bool vf_prune_is_hidden(const vf_node *el);
 
 #endif

@@ -105,7 +105,7 @@ static size_t link_text_start(emitter *e, size_t from)
     return mark > e->out.len ? e->out.len : mark;
 }
 
-static void render_link(emitter *e, xmlNode *a)
+static void render_link(emitter *e, vf_node *a)
 {
     char *url = (e->in_link || e->o->links == VF_LINKS_NONE) ? NULL
                                                               : resolve(e, vf_dom_attr(a, "href"));
@@ -154,7 +154,7 @@ static void render_link(emitter *e, xmlNode *a)
     e->soft_sep = true;
 }
 
-static void render_img(emitter *e, xmlNode *img)
+static void render_img(emitter *e, vf_node *img)
 {
     if (!e->o->markdown)
         return;
@@ -202,13 +202,12 @@ static void pop_prefix(emitter *e, size_t saved)
     e->prefix_len = saved;
 }
 
-static void gather_raw(xmlNode *el, vf_tbuf *b)
+static void gather_raw(vf_node *el, vf_tbuf *b)
 {
-    for (xmlNode *n = el->children; n; n = n->next) {
-        if (n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE) {
-            if (n->content)
-                vf_tbuf_append(b, (const char *)n->content, strlen((const char *)n->content));
-        } else if (n->type == XML_ELEMENT_NODE && !vf_main_skips(n)) {
+    for (vf_node *n = vf_node_first(el); n; n = n->next) {
+        if (n->type == VF_NODE_TEXT || n->type == VF_NODE_CDATA) {
+            vf_tbuf_append(b, vf_node_text(n), n->aux);
+        } else if (n->type == VF_NODE_ELEMENT && !vf_main_skips(n)) {
             vf_tag_info t = vf_dom_tag(n);
             if (t.id == VF_T_BR)
                 vf_tbuf_append(b, "\n", 1);
@@ -218,12 +217,12 @@ static void gather_raw(xmlNode *el, vf_tbuf *b)
     }
 }
 
-static const char *code_language(xmlNode *pre)
+static const char *code_language(vf_node *pre)
 {
     static char lang[32];
-    xmlNode *code = NULL;
-    for (xmlNode *c = pre->children; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && vf_dom_tag(c).id == VF_T_CODE)
+    vf_node *code = NULL;
+    for (vf_node *c = vf_node_first(pre); c; c = c->next)
+        if (c->type == VF_NODE_ELEMENT && vf_dom_tag(c).id == VF_T_CODE)
             code = c;
     const char *cls[2] = { vf_dom_attr(pre, "class"), code ? vf_dom_attr(code, "class") : NULL };
     for (int i = 0; i < 2; i++) {
@@ -248,7 +247,7 @@ static const char *code_language(xmlNode *pre)
     return "";
 }
 
-static void render_pre(emitter *e, xmlNode *pre)
+static void render_pre(emitter *e, vf_node *pre)
 {
     vf_tbuf raw;
     vf_tbuf_init(&raw, e->o->max_out);
@@ -303,7 +302,7 @@ static void render_pre(emitter *e, xmlNode *pre)
     e->pending = PEND_BLANK;
 }
 
-static void render_list(emitter *e, xmlNode *list, bool ordered, unsigned depth)
+static void render_list(emitter *e, vf_node *list, bool ordered, unsigned depth)
 {
     em_want(e, depth > 0 ? PEND_LINE : PEND_BLANK);
     long number = 1;
@@ -313,12 +312,12 @@ static void render_list(emitter *e, xmlNode *list, bool ordered, unsigned depth)
         if (v >= 0 && v < 1000000000)
             number = v;
     }
-    for (xmlNode *li = list->children; li; li = li->next) {
-        if (li->type == XML_TEXT_NODE) {
+    for (vf_node *li = vf_node_first(list); li; li = li->next) {
+        if (li->type == VF_NODE_TEXT) {
             vf_render_node(e, li);
             continue;
         }
-        if (li->type != XML_ELEMENT_NODE || vf_main_skips(li))
+        if (li->type != VF_NODE_ELEMENT || vf_main_skips(li))
             continue;
         if (vf_dom_tag(li).id != VF_T_LI) {
             vf_render_node(e, li);
@@ -351,15 +350,15 @@ static void render_list(emitter *e, xmlNode *list, bool ordered, unsigned depth)
     em_want(e, depth > 0 ? PEND_LINE : PEND_BLANK);
 }
 
-static unsigned list_depth(const xmlNode *n)
+static unsigned list_depth(const vf_node *n)
 {
     unsigned d = 0;
-    for (const xmlNode *p = n->parent; p && p->type == XML_ELEMENT_NODE; p = p->parent)
+    for (const vf_node *p = n->parent; p && p->type == VF_NODE_ELEMENT; p = p->parent)
         d += vf_dom_tag(p).id == VF_T_LI;
     return d;
 }
 
-static void render_heading(emitter *e, xmlNode *h, unsigned level)
+static void render_heading(emitter *e, vf_node *h, unsigned level)
 {
     if (e->flat) {
         vf_render_children(e, h);
@@ -379,7 +378,7 @@ static void render_heading(emitter *e, xmlNode *h, unsigned level)
     em_want(e, PEND_BLANK);
 }
 
-static void render_quote(emitter *e, xmlNode *q)
+static void render_quote(emitter *e, vf_node *q)
 {
     if (e->flat || !e->o->markdown) {
         em_want(e, PEND_BLANK);
@@ -411,7 +410,7 @@ static void render_quote(emitter *e, xmlNode *q)
     em_want(e, PEND_BLANK);
 }
 
-static void render_element(emitter *e, xmlNode *el)
+static void render_element(emitter *e, vf_node *el)
 {
     if (vf_main_skips(el))
         return;
@@ -516,21 +515,21 @@ static void render_element(emitter *e, xmlNode *el)
         e->soft_sep = true;
 }
 
-void vf_render_node(emitter *e, xmlNode *n)
+void vf_render_node(emitter *e, vf_node *n)
 {
     if (e->out.truncated || e->out.oom)
         return;
-    if (n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE) {
-        if (n->content)
-            em_text(e, n->content);
-    } else if (n->type == XML_ELEMENT_NODE) {
+    if (n->type == VF_NODE_TEXT || n->type == VF_NODE_CDATA) {
+        if (vf_node_bytes(n))
+            em_text(e, vf_node_bytes(n));
+    } else if (n->type == VF_NODE_ELEMENT) {
         render_element(e, n);
     }
 }
 
-void vf_render_children(emitter *e, xmlNode *el)
+void vf_render_children(emitter *e, vf_node *el)
 {
-    for (xmlNode *c = el->children; c; c = c->next)
+    for (vf_node *c = vf_node_first(el); c; c = c->next)
         vf_render_node(e, c);
 }
 
@@ -549,13 +548,13 @@ static void append_link_list(emitter *e)
     }
 }
 
-char *vf_render(xmlNode *const *roots, size_t n_roots, const vf_render_opts *o, size_t *out_len)
+char *vf_render(vf_node *const *roots, size_t n_roots, const vf_render_opts *o, size_t *out_len)
 {
     emitter e = { .o = o, .line_start = true, .base = o->base_url };
     vf_tbuf_init(&e.out, o->max_out);
     for (size_t i = 0; i < n_roots; i++) {
-        xmlNode *r = roots[i];
-        if (r->type == XML_ELEMENT_NODE && vf_dom_tag(r).id == VF_T_BODY)
+        vf_node *r = roots[i];
+        if (r->type == VF_NODE_ELEMENT && vf_dom_tag(r).id == VF_T_BODY)
             vf_render_children(&e, r);
         else
             vf_render_node(&e, r);

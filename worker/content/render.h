@@ -9,13 +9,13 @@
 
 #include <stddef.h>
 
-#include <libxml/tree.h>
+#include "worker/content/dom_tree.h"
 
 #include "worker/content/render_opts.h"
 
 
 /* Renders roots (in order) into malloc'd NUL-terminated UTF-8; NULL when out
  * of memory. Elements vf_main_skips() names are left out. */
-char *vf_render(xmlNode *const *roots, size_t n_roots, const vf_render_opts *o, size_t *out_len);
+char *vf_render(vf_node *const *roots, size_t n_roots, const vf_render_opts *o, size_t *out_len);
 
 #endif

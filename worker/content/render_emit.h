@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libxml/tree.h>
+#include "worker/content/dom_tree.h"
 
 #include "worker/content/render_opts.h"
 #include "worker/content/text_buf.h"
@@ -53,8 +53,8 @@ void em_text(emitter *e, const unsigned char *s);
 void em_raw_text(emitter *e, const unsigned char *s, size_t n);
 
 /* The recursive renderer (render.c) and tables (render_table.c). */
-void vf_render_node(emitter *e, xmlNode *n);
-void vf_render_children(emitter *e, xmlNode *el);
-void vf_render_table(emitter *e, xmlNode *table);
+void vf_render_node(emitter *e, vf_node *n);
+void vf_render_children(emitter *e, vf_node *el);
+void vf_render_table(emitter *e, vf_node *table);
 
 #endif

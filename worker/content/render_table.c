@@ -12,17 +12,17 @@
 /* ---------------------------------------------------------------- tables */
 
 typedef struct {
-    xmlNode *cells[MAX_TABLE_CELLS];
+    vf_node *cells[MAX_TABLE_CELLS];
     size_t n_cells;
     size_t row_start[MAX_TABLE_CELLS];
     size_t n_rows;
     size_t cols;
 } table_shape;
 
-static bool table_rows(xmlNode *el, table_shape *t, bool *layout)
+static bool table_rows(vf_node *el, table_shape *t, bool *layout)
 {
-    for (xmlNode *n = el->children; n; n = n->next) {
-        if (n->type != XML_ELEMENT_NODE || vf_main_skips(n))
+    for (vf_node *n = vf_node_first(el); n; n = n->next) {
+        if (n->type != VF_NODE_ELEMENT || vf_main_skips(n))
             continue;
         vf_tag_info ti = vf_dom_tag(n);
         if (ti.id == VF_T_THEAD || ti.id == VF_T_TBODY || ti.id == VF_T_TFOOT) {
@@ -33,8 +33,8 @@ static bool table_rows(xmlNode *el, table_shape *t, bool *layout)
                 return false;
             t->row_start[t->n_rows++] = t->n_cells;
             size_t cols = 0;
-            for (xmlNode *c = n->children; c; c = c->next) {
-                if (c->type != XML_ELEMENT_NODE || vf_main_skips(c))
+            for (vf_node *c = vf_node_first(n); c; c = c->next) {
+                if (c->type != VF_NODE_ELEMENT || vf_main_skips(c))
                     continue;
                 vf_tag_info ci = vf_dom_tag(c);
                 if (ci.id != VF_T_TD && ci.id != VF_T_TH)
@@ -44,8 +44,8 @@ static bool table_rows(xmlNode *el, table_shape *t, bool *layout)
                 t->cells[t->n_cells++] = c;
                 cols++;
                 /* Blocks inside a cell make it page layout, not data. */
-                for (xmlNode *d = c->children; d; d = vf_dom_next(d, c, false)) {
-                    if (d->type != XML_ELEMENT_NODE)
+                for (vf_node *d = vf_node_first(c); d; d = vf_dom_next(d, c, false)) {
+                    if (d->type != VF_NODE_ELEMENT)
                         continue;
                     vf_tag_info di = vf_dom_tag(d);
                     if (di.id == VF_T_TABLE || di.id == VF_T_P || (di.flags & VF_TAG_LIST) ||
@@ -62,7 +62,7 @@ static bool table_rows(xmlNode *el, table_shape *t, bool *layout)
     return true;
 }
 
-static char *cell_text(emitter *e, xmlNode *cell)
+static char *cell_text(emitter *e, vf_node *cell)
 {
     emitter sub = { .o = e->o, .flat = true, .base = e->base, .line_start = true };
     vf_tbuf_init(&sub.out, e->o->max_out);
@@ -88,10 +88,10 @@ static void put_cell(emitter *e, const char *s)
 }
 
 /* A table used for page layout: every cell is a block of its own. */
-static void render_layout(emitter *e, xmlNode *el)
+static void render_layout(emitter *e, vf_node *el)
 {
-    for (xmlNode *n = el->children; n; n = n->next) {
-        if (n->type != XML_ELEMENT_NODE) {
+    for (vf_node *n = vf_node_first(el); n; n = n->next) {
+        if (n->type != VF_NODE_ELEMENT) {
             vf_render_node(e, n);
             continue;
         }
@@ -110,7 +110,7 @@ static void render_layout(emitter *e, xmlNode *el)
     }
 }
 
-void vf_render_table(emitter *e, xmlNode *table)
+void vf_render_table(emitter *e, vf_node *table)
 {
     table_shape *t = calloc(1, sizeof *t);
     bool layout = false;
@@ -126,8 +126,8 @@ void vf_render_table(emitter *e, xmlNode *table)
         return;
     }
     em_want(e, PEND_BLANK);
-    for (xmlNode *c = table->children; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && vf_dom_tag(c).id == VF_T_CAPTION) {
+    for (vf_node *c = vf_node_first(table); c; c = c->next)
+        if (c->type == VF_NODE_ELEMENT && vf_dom_tag(c).id == VF_T_CAPTION) {
             vf_render_children(e, c);
             em_want(e, PEND_BLANK);
         }

@@ -82,24 +82,43 @@ static void build(void)
     built = true;
 }
 
-vf_tag_info vf_tag_lookup(const char *name)
+#define N_TAGS (sizeof tags / sizeof tags[0])
+_Static_assert(N_TAGS <= VF_TAG_INDEX_MAX, "name ids above the table are per page");
+
+uint16_t vf_tag_index(const char *name)
 {
-    vf_tag_info info = { 0, VF_T_OTHER, 0 };
     if (!built)
         build();
     size_t n = strnlen(name, 16);
     if (n == 0 || n >= 16)
-        return info;
+        return 0;
     uint32_t h = hash_name(name, n) & (SLOTS - 1);
     while (slot_of[h] != 0) {
         size_t i = slot_of[h] - 1u;
-        if (strcmp(tags[i].name, name) == 0) {
-            info.flags = tags[i].flags | VF_TAG_KNOWN;
-            info.id = tags[i].id;
-            info.level = tags[i].level;
-            return info;
-        }
+        if (strcmp(tags[i].name, name) == 0)
+            return (uint16_t)(i + 1);
         h = (h + 1) & (SLOTS - 1);
     }
+    return 0;
+}
+
+vf_tag_info vf_tag_at(uint16_t index)
+{
+    vf_tag_info info = { 0, VF_T_OTHER, 0 };
+    if (index == 0 || index > N_TAGS)
+        return info;
+    info.flags = tags[index - 1].flags | VF_TAG_KNOWN;
+    info.id = tags[index - 1].id;
+    info.level = tags[index - 1].level;
     return info;
+}
+
+const char *vf_tag_name_at(uint16_t index)
+{
+    return index == 0 || index > N_TAGS ? NULL : tags[index - 1].name;
+}
+
+vf_tag_info vf_tag_lookup(const char *name)
+{
+    return vf_tag_at(vf_tag_index(name));
 }

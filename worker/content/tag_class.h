@@ -37,4 +37,12 @@ typedef struct {
  * flags 0 and id VF_T_OTHER. */
 vf_tag_info vf_tag_lookup(const char *name);
 
+/* The same table by position, for the tree's name ids: vf_tag_index gives
+ * 1 + the position of a known name, 0 for an unknown one; ids above
+ * VF_TAG_INDEX_MAX are never table positions. */
+#define VF_TAG_INDEX_MAX 255u
+uint16_t vf_tag_index(const char *name);
+vf_tag_info vf_tag_at(uint16_t index);
+const char *vf_tag_name_at(uint16_t index);
+
 #endif

@@ -1,0 +1,235 @@
+#include "worker/content/dom_tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/content/tag_class.h"
+
+/* Chunks start small (a 10 KiB page pays for little) and double up to a
+ * size where chunk headers and tails are noise. */
+#define FIRST_CHUNK (16u << 10)
+#define LAST_CHUNK (1u << 20)
+/* Distinct unknown tag names a page may use (ids above tag_class's table
+ * fill the rest of 16 bits); past it the parse stops. The tables are
+ * calloc'd: a page touches the pages it uses. */
+#define MAX_UNKNOWN_NAMES (65535u - VF_TAG_INDEX_MAX)
+#define NAME_SLOTS 131072u
+
+typedef struct chunk {
+    struct chunk *older;
+    size_t used, cap;
+    _Alignas(8) char bytes[];
+} chunk;
+
+typedef struct {
+    chunk *head;
+    size_t next_cap;
+} arena;
+
+struct vf_dom {
+    arena nodes; /* nodes, attribute runs, unknown names */
+    arena text;
+    size_t bytes, max_bytes;
+    vf_node *root;
+    const char **unknown;  /* [id - VF_TAG_INDEX_MAX - 1] */
+    uint16_t *name_slots;  /* open addressing over unknown, id or 0 */
+    size_t n_unknown;
+};
+
+vf_dom *vf_dom_new(size_t max_bytes)
+{
+    vf_dom *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->nodes.next_cap = d->text.next_cap = FIRST_CHUNK;
+    d->max_bytes = max_bytes;
+    return d;
+}
+
+static void arena_free(arena *a)
+{
+    for (chunk *c = a->head; c;) {
+        chunk *older = c->older;
+        free(c);
+        c = older;
+    }
+    a->head = NULL;
+}
+
+void vf_dom_free(vf_dom *d)
+{
+    if (!d)
+        return;
+    arena_free(&d->nodes);
+    arena_free(&d->text);
+    free(d->unknown);
+    free(d->name_slots);
+    free(d);
+}
+
+vf_node *vf_dom_root(const vf_dom *d)
+{
+    return d->root;
+}
+
+void vf_dom_set_root(vf_dom *d, vf_node *root)
+{
+    d->root = root;
+}
+
+size_t vf_dom_bytes(const vf_dom *d)
+{
+    return d->bytes;
+}
+
+/* A fresh chunk of at least need bytes at the head of a, counted against
+ * the page's limit. */
+static vf_dom_status grow(vf_dom *d, arena *a, size_t need)
+{
+    size_t cap = a->next_cap > need ? a->next_cap : need;
+    if (d->bytes + cap > d->max_bytes) {
+        if (d->bytes + need > d->max_bytes)
+            return VF_DOM_FULL;
+        cap = need;
+    }
+    chunk *c = malloc(sizeof *c + cap);
+    if (!c)
+        return VF_DOM_OOM;
+    c->older = a->head;
+    c->used = 0;
+    c->cap = cap;
+    a->head = c;
+    d->bytes += cap;
+    if (a->next_cap < LAST_CHUNK)
+        a->next_cap *= 2;
+    return VF_DOM_OK;
+}
+
+static void *take(vf_dom *d, arena *a, size_t n, size_t align, vf_dom_status *st)
+{
+    chunk *c = a->head;
+    size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+    if (!c || at > c->cap || c->cap - at < n) {
+        *st = grow(d, a, n);
+        if (*st != VF_DOM_OK)
+            return NULL;
+        c = a->head;
+        at = 0;
+    }
+    c->used = at + n;
+    *st = VF_DOM_OK;
+    return c->bytes + at;
+}
+
+vf_node *vf_dom_alloc_node(vf_dom *d, size_t extra, vf_dom_status *st)
+{
+    vf_node *n = take(d, &d->nodes, sizeof *n + extra, 8, st);
+    if (n)
+        memset(n, 0, sizeof *n);
+    return n;
+}
+
+vf_dom_status vf_dom_set_text(vf_dom *d, vf_node *t, const char *s, size_t n)
+{
+    vf_dom_status st;
+    char *p = take(d, &d->text, n + 1, 1, &st);
+    if (!p)
+        return st;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    t->u.text = p;
+    t->aux = (uint32_t)n;
+    return VF_DOM_OK;
+}
+
+vf_dom_status vf_dom_append_text(vf_dom *d, vf_node *t, const char *s, size_t n)
+{
+    chunk *c = d->text.head;
+    size_t len = t->aux;
+    char *old = (char *)t->u.text;
+    bool newest = c && old + len + 1 == c->bytes + c->used;
+    if (newest && c->cap - c->used >= n) {
+        memcpy(old + len, s, n);
+        old[len + n] = '\0';
+        c->used += n;
+        t->aux = (uint32_t)(len + n);
+        return VF_DOM_OK;
+    }
+    if (newest && old == c->bytes) {
+        /* t is alone in the newest chunk: double it in place. */
+        size_t cap = 2 * (len + n + 1);
+        if (d->bytes - c->cap + cap > d->max_bytes)
+            return VF_DOM_FULL;
+        chunk *bigger = realloc(c, sizeof *c + cap);
+        if (!bigger)
+            return VF_DOM_OOM;
+        d->bytes = d->bytes - bigger->cap + cap;
+        bigger->cap = cap;
+        d->text.head = bigger;
+        old = bigger->bytes;
+        memcpy(old + len, s, n);
+        old[len + n] = '\0';
+        bigger->used = len + n + 1;
+        t->u.text = old;
+        t->aux = (uint32_t)(len + n);
+        return VF_DOM_OK;
+    }
+    vf_dom_status st;
+    char *p = take(d, &d->text, len + n + 1, 1, &st);
+    if (!p)
+        return st;
+    memcpy(p, old, len);
+    memcpy(p + len, s, n);
+    p[len + n] = '\0';
+    t->u.text = p;
+    t->aux = (uint32_t)(len + n);
+    return VF_DOM_OK;
+}
+
+static uint32_t hash_name(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+uint16_t vf_dom_intern_name(vf_dom *d, const char *name, vf_dom_status *st)
+{
+    *st = VF_DOM_OK;
+    if (!d->name_slots) {
+        d->name_slots = calloc(NAME_SLOTS, sizeof *d->name_slots);
+        d->unknown = calloc(MAX_UNKNOWN_NAMES, sizeof *d->unknown);
+        if (!d->name_slots || !d->unknown) {
+            *st = VF_DOM_OOM;
+            return 0;
+        }
+    }
+    uint32_t h = hash_name(name) & (NAME_SLOTS - 1);
+    for (; d->name_slots[h]; h = (h + 1) & (NAME_SLOTS - 1))
+        if (strcmp(d->unknown[d->name_slots[h] - VF_TAG_INDEX_MAX - 1], name) == 0)
+            return d->name_slots[h];
+    if (d->n_unknown >= MAX_UNKNOWN_NAMES) {
+        *st = VF_DOM_FULL;
+        return 0;
+    }
+    size_t n = strlen(name) + 1;
+    char *copy = take(d, &d->nodes, n, 1, st);
+    if (!copy)
+        return 0;
+    memcpy(copy, name, n);
+    d->unknown[d->n_unknown] = copy;
+    uint16_t id = (uint16_t)(VF_TAG_INDEX_MAX + 1 + d->n_unknown++);
+    d->name_slots[h] = id;
+    return id;
+}
+
+const char *vf_dom_name(const vf_dom *d, const vf_node *el)
+{
+    if (el->type != VF_NODE_ELEMENT)
+        return NULL;
+    if (el->name_id <= VF_TAG_INDEX_MAX)
+        return vf_tag_name_at(el->name_id);
+    size_t i = el->name_id - VF_TAG_INDEX_MAX - 1u;
+    return i < d->n_unknown ? d->unknown[i] : NULL;
+}
