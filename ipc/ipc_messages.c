@@ -168,6 +168,8 @@ static const char *const result_keys[R_COUNT] = {
 typedef struct {
     vf_result *res;
     size_t max_text;
+    bool borrow_text;        /* note where the text lies instead of copying it */
+    const uint8_t *text_at;
 } result_target;
 
 static vf_ipc_err set_result_field(void *out, size_t slot, const msgpack_object *val)
@@ -194,7 +196,15 @@ static vf_ipc_err set_result_field(void *out, size_t slot, const msgpack_object 
     case R_LOCATION:
         return ipc_take_str(val, ipc_rule_url_any, true, &res->location);
     case R_TEXT:
-        return ipc_take_bin(val, t->max_text, &res->text, &res->text_len);
+        if (!t->borrow_text)
+            return ipc_take_bin(val, t->max_text, &res->text, &res->text_len);
+        if (val->type != MSGPACK_OBJECT_BIN)
+            return VF_IPC_ERR_TYPE;
+        if (val->via.bin.size > t->max_text)
+            return VF_IPC_ERR_RANGE;
+        t->text_at = (const uint8_t *)val->via.bin.ptr;
+        res->text_len = val->via.bin.size;
+        return VF_IPC_OK;
     case R_BODY_BYTES:
         return ipc_take_uint(val, 0, UINT64_MAX, &res->body_bytes);
     case R_LAYERS:
@@ -209,8 +219,8 @@ static vf_ipc_err set_result_field(void *out, size_t slot, const msgpack_object 
     return VF_IPC_ERR_UNKNOWN_FIELD;
 }
 
-vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
-                            vf_result *out, const char **field)
+static vf_ipc_err decode_result(const void *buf, size_t len, size_t max_text, bool borrow_text,
+                                vf_result *out, const char **field, const uint8_t **text_at)
 {
     const char *ignored;
     if (field == NULL)
@@ -222,7 +232,7 @@ vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
     msgpack_unpacked_init(&up);
     const msgpack_object_map *map = NULL;
     uint32_t seen = 0;
-    result_target target = { .res = out, .max_text = max_text };
+    result_target target = { .res = out, .max_text = max_text, .borrow_text = borrow_text };
     vf_ipc_err err = ipc_unpack_top_map(buf, len, &up, &map);
     if (err == VF_IPC_OK)
         err = ipc_check_version_first(map, field);
@@ -233,7 +243,47 @@ vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
     msgpack_unpacked_destroy(&up);
     if (err != VF_IPC_OK)
         vf_result_free(out);
+    else if (text_at)
+        *text_at = target.text_at;
     return err;
+}
+
+vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
+                            vf_result *out, const char **field)
+{
+    return decode_result(buf, len, max_text, false, out, field, NULL);
+}
+
+vf_ipc_err vf_result_decode_owned(void *buf, size_t len, size_t max_text,
+                                  vf_result *out, const char **field)
+{
+    const uint8_t *text_at = NULL;
+    vf_ipc_err err = decode_result(buf, len, max_text, true, out, field, &text_at);
+    if (err != VF_IPC_OK) {
+        free(buf);
+        return err;
+    }
+    /* Every other field is a copy by now, so the frame can become the text:
+     * the blob moves to the front (its msgpack header and at least the map's
+     * lie before it, so its terminator fits). */
+    uint8_t *frame = buf;
+    size_t n = out->text_len;
+    if (n > 0 && (text_at == NULL || text_at <= frame || (size_t)(text_at - frame) + n > len)) {
+        vf_result_free(out);
+        free(buf);
+        return VF_IPC_ERR_MSGPACK;
+    }
+    if (n > 0)
+        memmove(frame, text_at, n);
+    frame[n] = '\0';
+    /* Give back the tail when it is worth a call (large frames are mmap'd). */
+    if (len - n > 64u * 1024u) {
+        uint8_t *shrunk = realloc(frame, n + 1);
+        if (shrunk)
+            frame = shrunk;
+    }
+    out->text = frame;
+    return VF_IPC_OK;
 }
 
 void vf_result_free(vf_result *res)

@@ -115,6 +115,12 @@ vf_ipc_err vf_job_decode(const void *buf, size_t len, vf_job *out, const char **
 vf_ipc_err vf_result_decode(const void *buf, size_t len, size_t max_text,
                             vf_result *out, const char **field);
 
+/* vf_result_decode without the text's copy: takes buf (malloc'd, as
+ * vf_ipc_recv_frame gives it) in every case; on success it is out->text
+ * (the blob moved to its front), on error it is freed. */
+vf_ipc_err vf_result_decode_owned(void *buf, size_t len, size_t max_text,
+                                  vf_result *out, const char **field);
+
 void vf_job_free(vf_job *job);
 
 /* Stable name of one VF_LAYER_* bit ("seccomp", "pidns", ...), NULL otherwise. */

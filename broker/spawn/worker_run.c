@@ -200,8 +200,8 @@ static int receive_result(const vf_worker_spec *spec, const vf_job *job, int soc
                                      &payload, &plen, NULL);
     if (e == VF_IPC_OK) {
         const char *field = "";
-        e = vf_result_decode(payload, plen, (size_t)job->max_body, out, &field);
-        free(payload);
+        /* The frame becomes the text: no second copy of a page. */
+        e = vf_result_decode_owned(payload, plen, (size_t)job->max_body, out, &field);
         if (e == VF_IPC_OK)
             return 0;
         snprintf(what, what_len, "worker sent a malformed result (%s%s%s)", vf_ipc_strerror(e),

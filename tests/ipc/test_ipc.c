@@ -71,9 +71,26 @@ static vf_ipc_err decode_result_with(const char *drop, const hv_entry *extra, si
     memset(res, 0xA5, sizeof *res);
     *field = "unset";
     vf_ipc_err err = vf_result_decode(sb.data, sb.size, max_text, res, field);
+    /* The broker's in-frame decode must agree: same verdict, same field,
+     * same text (it takes the frame, so it gets a copy of it). */
+    void *frame = malloc(sb.size);
+    cr_assert_not_null(frame);
+    memcpy(frame, sb.data, sb.size);
+    vf_result owned;
+    const char *owned_field = "unset";
+    vf_ipc_err owned_err = vf_result_decode_owned(frame, sb.size, max_text, &owned, &owned_field);
     msgpack_sbuffer_destroy(&sb);
-    if (err != VF_IPC_OK)
+    cr_assert_eq(owned_err, err, "in-frame decode: %s, copying decode: %s", vf_ipc_strerror(owned_err),
+                 vf_ipc_strerror(err));
+    cr_assert_str_eq(owned_field, *field);
+    if (err != VF_IPC_OK) {
         cr_assert(result_is_zero(res), "result not zeroed after %s", vf_ipc_strerror(err));
+        cr_assert(result_is_zero(&owned), "in-frame result not zeroed after %s", vf_ipc_strerror(err));
+    } else {
+        cr_assert_eq(owned.text_len, res->text_len);
+        cr_assert_eq(memcmp(owned.text, res->text, res->text_len + 1), 0);
+        vf_result_free(&owned);
+    }
     return err;
 }
 
