@@ -24,30 +24,18 @@ const char *vf_failure_reason_name(vf_failure_reason r)
 }
 
 /* Redact, then force valid UTF-8 (jansson refuses anything else) without
- * terminal or bidi controls (safe_text.h). The page
- * text usually is clean already (the provider sanitised it and redaction
- * rarely cuts a character), so it is checked in place, not copied again. */
-static json_t *safe_string(const vf_redactor *r, const char *s, size_t len)
+ * terminal or bidi controls (safe_text.h): a malloc'd copy. The page text
+ * usually is clean already (the provider sanitised it and redaction rarely
+ * cuts a character), so each cleaning step keeps it in place. */
+static char *safe_text(const vf_redactor *r, const char *s, size_t len, size_t *out_len)
 {
-    size_t rlen = 0;
-    char *red = vf_redact_text(r, s, len, &rlen);
-    if (!red)
+    char *text = vf_redact_text(r, s, len, out_len);
+    if (text && (vf_utf8_sanitize_in_place(&text, out_len) != 0 ||
+                 vf_model_text_clean_in_place(&text, out_len) != 0)) {
+        free(text);
         return NULL;
-    if (vf_utf8_is_clean(red, rlen) && vf_model_text_is_clean(red, rlen)) {
-        json_t *j = json_stringn_nocheck(red, rlen);
-        free(red);
-        return j;
     }
-    size_t valid_len = 0, clean_len = 0;
-    char *valid = vf_utf8_sanitize(red, rlen, &valid_len);
-    free(red);
-    char *clean = valid ? vf_model_text_clean(valid, valid_len, &clean_len) : NULL;
-    free(valid);
-    if (!clean)
-        return NULL;
-    json_t *j = json_stringn_nocheck(clean, clean_len);
-    free(clean);
-    return j;
+    return text;
 }
 
 /* A detail or the failure line: redacted, then printable ASCII, bounded. */
@@ -175,14 +163,21 @@ json_t *vf_tool_result_build(const vf_receipt_input *in, const vf_redactor *r)
     if (ok) {
         /* Already redacted text is not redacted twice: the verdict was judged
          * on exactly this text. */
-        text_block_value = in->text_is_redacted
-                               ? json_stringn_nocheck(in->text ? in->text : "", in->text ? in->text_len : 0)
-                               : safe_string(r, in->text ? in->text : "", in->text ? in->text_len : 0);
-        if (text_block_value && in->max_chars > 0) {
+        const char *text = in->text ? in->text : "";
+        size_t len = in->text ? in->text_len : 0;
+        char *owned = in->text_is_redacted ? NULL : safe_text(r, text, len, &len);
+        if (owned)
+            text = owned;
+        if (!in->text_is_redacted && !owned) {
+            text_block_value = NULL;
+        } else if (in->max_chars > 0) {
+            /* Only the page asked for becomes JSON, not the whole text. */
             cut = &cut_store;
-            text_block_value = vf_receipt_paginate(text_block_value, in->start_index,
-                                                   in->max_chars, cut);
+            text_block_value = vf_receipt_page_text(text, len, in->start_index, in->max_chars, cut);
+        } else {
+            text_block_value = json_stringn_nocheck(text, len);
         }
+        free(owned);
         /* Characters of the text block as returned, continuation hint included. */
         if (text_block_value)
             content_chars = vf_utf8_count(json_string_value(text_block_value),

@@ -1,5 +1,6 @@
 #include "broker/judge/receipt_meta.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,10 +54,8 @@ int vf_receipt_add_page_fields(json_t *o, const vf_page_meta *m, const char *con
     return 0;
 }
 
-json_t *vf_receipt_paginate(json_t *text, size_t start_index, size_t max_chars, vf_page_cut *cut)
+json_t *vf_receipt_page_text(const char *s, size_t len, size_t start_index, size_t max_chars, vf_page_cut *cut)
 {
-    const char *s = json_string_value(text);
-    size_t len = json_string_length(text);
     vf_paginate(s, len, start_index, max_chars, cut);
     char hint[256] = "";
     if (cut->truncated)
@@ -65,22 +64,28 @@ json_t *vf_receipt_paginate(json_t *text, size_t start_index, size_t max_chars, 
         snprintf(hint, sizeof hint, "[start_index %zu is past the end of the page text (%zu characters).]",
                  start_index, cut->total_chars);
     size_t slice = cut->end - cut->begin, hlen = strlen(hint);
+    if (!hlen)
+        return json_stringn_nocheck(s + cut->begin, slice);
     char *buf = malloc(slice + 2 + hlen + 1);
-    json_t *out = NULL;
-    if (buf) {
-        memcpy(buf, s + cut->begin, slice);
-        size_t n = slice;
-        if (hlen) {
-            if (n > 0) {
-                memcpy(buf + n, "\n\n", 2);
-                n += 2;
-            }
-            memcpy(buf + n, hint, hlen);
-            n += hlen;
-        }
-        out = json_stringn_nocheck(buf, n);
-        free(buf);
+    if (!buf)
+        return NULL;
+    memcpy(buf, s + cut->begin, slice);
+    size_t n = slice;
+    if (n > 0) {
+        memcpy(buf + n, "\n\n", 2);
+        n += 2;
     }
+    memcpy(buf + n, hint, hlen);
+    n += hlen;
+    json_t *out = json_stringn_nocheck(buf, n);
+    free(buf);
+    return out;
+}
+
+json_t *vf_receipt_paginate(json_t *text, size_t start_index, size_t max_chars, vf_page_cut *cut)
+{
+    json_t *out = vf_receipt_page_text(json_string_value(text), json_string_length(text), start_index,
+                                       max_chars, cut);
     json_decref(text);
     return out;
 }

@@ -16,6 +16,11 @@
 int vf_receipt_add_page_fields(json_t *o, const vf_page_meta *meta, const char *content_type,
                                const vf_page_cut *cut, const vf_redactor *r);
 
+/* The page of the redacted text s[0..len) asked for (plus the continuation
+ * hint when truncated) as a JSON string: only the page is copied, not the
+ * text. NULL when out of memory. */
+json_t *vf_receipt_page_text(const char *s, size_t len, size_t start_index, size_t max_chars, vf_page_cut *cut);
+
 /* Replaces the redacted text with its page (plus the continuation hint when
  * truncated); steals text, returns the new value or NULL when out of memory. */
 json_t *vf_receipt_paginate(json_t *text, size_t start_index, size_t max_chars, vf_page_cut *cut);

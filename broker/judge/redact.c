@@ -114,6 +114,34 @@ char *vf_redact_text_by(const vf_redactor *r, const char *in, size_t len, int64_
     return redact(r, in, len, false, deadline_ms, out_len, status);
 }
 
+vf_redact_status vf_redact_text_in_place(const vf_redactor *r, char **text, size_t *len, int64_t deadline_ms)
+{
+    if (!r)
+        return VF_REDACT_NOMEM;
+    const char *in = *text ? *text : "";
+    size_t n = *text ? *len : 0;
+    /* Borrowing: a page with nothing to redact (the usual case) is never
+     * copied; the first replacement copies what came before it. */
+    vf_rbuf out;
+    vf_rbuf_init_borrowing(&out, in, n);
+    bool over = false;
+    if (!vf_redact_scan(r->secrets, r->patterns, &r->any, vf_secret_set_triggers(r->secrets), in, n,
+                        deadline_ms, &over, &out)) {
+        vf_rbuf_free(&out);
+        return over ? VF_REDACT_OVER_BUDGET : VF_REDACT_NOMEM;
+    }
+    if (vf_rbuf_is_borrowed(&out) && out.len == n)
+        return VF_REDACT_OK;
+    size_t red_len = 0;
+    char *red = vf_rbuf_finish(&out, &red_len);
+    if (!red)
+        return VF_REDACT_NOMEM;
+    free(*text);
+    *text = red;
+    *len = red_len;
+    return VF_REDACT_OK;
+}
+
 char *vf_redact_url(const vf_redactor *r, const char *url)
 {
     if (!url)

@@ -38,6 +38,12 @@ typedef enum {
 char *vf_redact_text_by(const vf_redactor *r, const char *in, size_t len, int64_t deadline_ms,
                         size_t *out_len, vf_redact_status *status);
 
+/* vf_redact_text_by on a malloc'd, NUL-terminated *text of *len bytes, the
+ * result replacing it: byte for byte what vf_redact_text_by returns, but
+ * when nothing is redacted *text stays as it is and no copy is made. On
+ * failure *text is untouched (the caller decides what to drop). */
+vf_redact_status vf_redact_text_in_place(const vf_redactor *r, char **text, size_t *len, int64_t deadline_ms);
+
 /* URL flavour: additionally blanks the values of sensitive query keys and the
  * userinfo part. */
 char *vf_redact_url(const vf_redactor *r, const char *url);

@@ -6,16 +6,14 @@
 
 int vf_redact_page_text(const vf_redactor *r, char **text, size_t *len)
 {
-    size_t rlen = 0, clean_len = 0;
-    char *red = vf_redact_text(r, *text ? *text : "", *text ? *len : 0, &rlen);
-    if (!red)
+    if (!*text) {
+        *text = calloc(1, 1);
+        *len = 0;
+        if (!*text)
+            return -1;
+    }
+    /* Neither step copies a page they leave unchanged. */
+    if (vf_redact_text_in_place(r, text, len, 0) != VF_REDACT_OK)
         return -1;
-    char *clean = vf_utf8_sanitize(red, rlen, &clean_len);
-    free(red);
-    if (!clean)
-        return -1;
-    free(*text);
-    *text = clean;
-    *len = clean_len;
-    return 0;
+    return vf_utf8_sanitize_in_place(text, len);
 }

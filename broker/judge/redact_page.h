@@ -8,7 +8,8 @@
 #include "broker/judge/redact.h"
 
 /* Replaces *text (malloc'd, may be NULL = empty) with its redacted, sanitized
- * copy. 0, or -1 when out of memory (then *text is unchanged). */
+ * form; a step that changes nothing leaves the bytes where they are. 0, or
+ * -1 when out of memory (then *text is still one valid allocation). */
 int vf_redact_page_text(const vf_redactor *r, char **text, size_t *len);
 
 #endif

@@ -110,6 +110,20 @@ char *vf_model_text_clean(const char *in, size_t len, size_t *out_len)
     return out;
 }
 
+int vf_model_text_clean_in_place(char **text, size_t *len)
+{
+    if (vf_model_text_is_clean(*text, *len))
+        return 0;
+    size_t clean_len = 0;
+    char *clean = vf_model_text_clean(*text, *len, &clean_len);
+    if (!clean)
+        return -1;
+    free(*text);
+    *text = clean;
+    *len = clean_len;
+    return 0;
+}
+
 /* The printable-ASCII form of the character at s[0..n): its length, with
  * the text in piece (>= 16 bytes); *used gets the input bytes consumed. */
 static size_t ascii_piece(const unsigned char *s, size_t n, char *piece, size_t *used)

@@ -31,6 +31,11 @@ size_t vf_model_text_clean_char(const unsigned char *s, size_t len, size_t i, ch
  * callers keep the bytes they have). */
 bool vf_model_text_is_clean(const char *s, size_t len);
 
+/* vf_model_text_clean on a malloc'd *text, the result replacing it; clean
+ * text (the usual case) is left where it is, uncopied. -1 when out of
+ * memory (*text untouched). */
+int vf_model_text_clean_in_place(char **text, size_t *len);
+
 /* True for a code point vf_model_text_clean drops. */
 bool vf_model_text_drops(unsigned cp);
 

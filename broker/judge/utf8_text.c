@@ -145,6 +145,20 @@ bool vf_utf8_is_clean(const char *in, size_t len)
     return true;
 }
 
+int vf_utf8_sanitize_in_place(char **text, size_t *len)
+{
+    if (*text && vf_utf8_is_clean(*text, *len))
+        return 0;
+    size_t clean_len = 0;
+    char *clean = vf_utf8_sanitize(*text, *len, &clean_len);
+    if (!clean)
+        return -1;
+    free(*text);
+    *text = clean;
+    *len = clean_len;
+    return 0;
+}
+
 size_t vf_utf8_count(const char *s, size_t len)
 {
     /* In valid UTF-8 every code point has exactly one non-continuation byte,

@@ -13,6 +13,11 @@ char *vf_utf8_sanitize(const char *in, size_t len, size_t *out_len);
  * then callers may keep the bytes they have instead of copying them. */
 bool vf_utf8_is_clean(const char *s, size_t len);
 
+/* vf_utf8_sanitize on a malloc'd *text, the result replacing it; clean text
+ * (the usual case) is left where it is, uncopied. -1 when out of memory
+ * (*text untouched). */
+int vf_utf8_sanitize_in_place(char **text, size_t *len);
+
 /* Number of code points in valid UTF-8. */
 size_t vf_utf8_count(const char *s, size_t len);
 

@@ -15,23 +15,15 @@ bool vf_page_redact_within(const vf_redactor *r, vf_fetch_outcome *f, int64_t de
 {
     if (f->forced != VF_OUTCOME_OK || !f->text)
         return true;
-    size_t len = 0;
-    vf_redact_status st;
-    char *red = vf_redact_text_by(r, f->text, f->text_len, deadline_ms, &len, &st);
-    if (red) {
-        /* and cleaned as the receipt will clean it (safe_text.h) */
-        size_t clean_len = 0;
-        char *clean = vf_model_text_clean(red, len, &clean_len);
-        free(red);
-        if (clean) {
-            free(f->text);
-            f->text = clean;
-            f->text_len = clean_len;
+    size_t kib = f->text_len >> 10;
+    /* Redacted and cleaned as the receipt will clean it (safe_text.h), each
+     * step in place when it changes nothing (no copy of the page then). */
+    vf_redact_status st = vf_redact_text_in_place(r, &f->text, &f->text_len, deadline_ms);
+    if (st == VF_REDACT_OK) {
+        if (vf_model_text_clean_in_place(&f->text, &f->text_len) == 0)
             return true;
-        }
         st = VF_REDACT_NOMEM;
     }
-    size_t kib = f->text_len >> 10;
     free(f->text);
     f->text = NULL;
     f->text_len = 0;
