@@ -219,6 +219,12 @@ static vf_ipc_err read_exact(frame_rx *rx, void *dst, size_t len)
 vf_ipc_err vf_ipc_recv_frame(int sock, size_t max_len, int64_t deadline_ms,
                              void **payload, size_t *len, int *received_fd)
 {
+    return vf_ipc_recv_frame_gated(sock, max_len, deadline_ms, NULL, NULL, payload, len, received_fd);
+}
+
+vf_ipc_err vf_ipc_recv_frame_gated(int sock, size_t max_len, int64_t deadline_ms, vf_ipc_gate gate,
+                                   void *gate_ctx, void **payload, size_t *len, int *received_fd)
+{
     *payload = NULL;
     *len = 0;
     if (received_fd != NULL)
@@ -245,6 +251,10 @@ vf_ipc_err vf_ipc_recv_frame(int sock, size_t max_len, int64_t deadline_ms,
         goto fail;
     }
 
+    /* The length is known and sane: the caller may make us wait for room
+     * before the payload is allocated and read (the peer waits meanwhile). */
+    if (gate != NULL && (err = gate(want, gate_ctx)) != VF_IPC_OK)
+        goto fail;
     buf = malloc(want > 0 ? want : 1);
     if (buf == NULL) {
         err = VF_IPC_ERR_NOMEM;

@@ -48,4 +48,13 @@ vf_ipc_err vf_ipc_send_frame(int sock, const void *payload, size_t len, int pass
 vf_ipc_err vf_ipc_recv_frame(int sock, size_t max_len, int64_t deadline_ms,
                              void **payload, size_t *len, int *received_fd);
 
+/* Called once a frame's length is read and within max_len, before its
+ * payload is allocated: VF_IPC_OK to go on, anything else ends the receive
+ * with that error. */
+typedef vf_ipc_err (*vf_ipc_gate)(size_t payload_len, void *ctx);
+
+/* vf_ipc_recv_frame with a gate (NULL: none). */
+vf_ipc_err vf_ipc_recv_frame_gated(int sock, size_t max_len, int64_t deadline_ms, vf_ipc_gate gate,
+                                   void *gate_ctx, void **payload, size_t *len, int *received_fd);
+
 #endif

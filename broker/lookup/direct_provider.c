@@ -9,6 +9,7 @@
 
 #include "broker/lookup/resolve_connect.h"
 #include "broker/lookup/robots.h"
+#include "broker/lookup/text_budget.h"
 #include "broker/lookup/url_ascii.h"
 #include "broker/spawn/worker_run.h"
 #include "broker/judge/utf8_text.h"
@@ -103,9 +104,12 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
         .n_headers = 1,
     };
     vf_worker_timing timing = { 0 };
+    /* Room for a large page's text is asked for before its frame is read. */
+    vf_text_budget_wait room = { .deadline_ms = deadline_ms, .cancel_fd = cancel_fd };
     vf_worker_spec spec = { .path = b->cfg->worker_path, .test_hook = b->cfg->test_hook,
                             .required_layers = b->required_layers, .timing = &timing,
-                            .has_cancel = cancel_fd >= 0, .cancel_fd = cancel_fd };
+                            .has_cancel = cancel_fd >= 0, .cancel_fd = cancel_fd,
+                            .result_gate = vf_text_budget_gate, .result_gate_ctx = &room };
     char detail[VF_DETAIL_MAX];
     vf_metrics_workers_add(b->rt->metrics, 1);
     int rc = vf_worker_run(&spec, &job, c.fd, deadline_ms, res, detail, sizeof detail);

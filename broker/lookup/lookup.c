@@ -12,6 +12,7 @@
 #include "broker/fleet/fleet.h"
 #include "broker/fleet/fleet_lookup.h"
 #include "broker/lookup/page_budget.h"
+#include "broker/lookup/text_budget.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact_page.h"
 #include "broker/spawn/worker_slot.h"
@@ -145,6 +146,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
             rec->outcome = VF_OUTCOME_TRANSPORT_ERROR;
             snprintf(rec->detail, sizeof rec->detail, "cancelled: the client went away");
             vf_fetch_outcome_free(&f);
+            vf_text_budget_release();
             return;
         }
         vf_page_redact_within(b->redactor, &f, vf_postprocess_deadline(started + t->timeout_ms, vf_now_ms()));
@@ -162,6 +164,7 @@ static void attempt_all(const vf_broker *b, const vf_tenant_config *t, const vf_
             return;
         }
         vf_fetch_outcome_free(&f);
+        vf_text_budget_release();   /* the next attempt may have to wait its turn */
     }
 }
 
@@ -284,5 +287,8 @@ static json_t *lookup_uncached(const vf_broker *b, const vf_tenant_config *t, co
 
 json_t *vf_lookup_run(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
 {
-    return vf_fleet_lookup(b, t, req, lookup_uncached);
+    json_t *result = vf_fleet_lookup(b, t, req, lookup_uncached);
+    /* The page text is gone (only the page asked for is in the answer). */
+    vf_text_budget_release();
+    return result;
 }

@@ -196,8 +196,8 @@ static int receive_result(const vf_worker_spec *spec, const vf_job *job, int soc
     }
     void *payload = NULL;
     size_t plen = 0;
-    vf_ipc_err e = vf_ipc_recv_frame(sock, (size_t)job->max_body + VF_IPC_RESULT_OVERHEAD, kill_at,
-                                     &payload, &plen, NULL);
+    vf_ipc_err e = vf_ipc_recv_frame_gated(sock, (size_t)job->max_body + VF_IPC_RESULT_OVERHEAD, kill_at,
+                                           spec->result_gate, spec->result_gate_ctx, &payload, &plen, NULL);
     if (e == VF_IPC_OK) {
         const char *field = "";
         /* The frame becomes the text: no second copy of a page. */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
 
 /* Time a worker gets beyond the job's own deadline before it is killed. */
@@ -30,6 +31,8 @@ typedef struct {
     bool has_cancel;           /* cancel_fd is a lookup's vf_cancel_fd() */
     int cancel_fd;             /* readable once the lookup is cancelled: the worker
                                 * is SIGKILLed and the run returns -1 at once */
+    vf_ipc_gate result_gate;   /* optional: asked before the result frame is read */
+    void *result_gate_ctx;
 } vf_worker_spec;
 
 /* The broker itself ran out of descriptors or memory starting a worker: its

@@ -29,6 +29,7 @@ typedef struct {
     char broker[BENCH_PATH_MAX], worker[BENCH_PATH_MAX];
     long peak_kib[MAX_ROUNDS], idle_kib[MAX_ROUNDS], start_kib[MAX_ROUNDS];
     unsigned failed[MAX_ROUNDS];
+    long median_ms[MAX_ROUNDS];   /* a lookup's median wall time in the round */
 } build_under_test;
 
 static void usage(const char *argv0)
@@ -86,6 +87,7 @@ static int one_round(build_under_test *b, unsigned round, bench_env *e, const be
     int rc = bench_run_cell(&bench_verifetch, &t, plan, &st);
     b->peak_kib[round] = pi_status_kib(e->broker_pid, "VmHWM");
     b->failed[round] = st.failed + (st.done + st.failed < plan->requests ? 1 : 0);
+    b->median_ms[round] = (long)st.median_ms;
     double t0 = bench_now_ms();
     while (pi_status_kib(e->broker_pid, "Threads") > start_threads && bench_now_ms() - t0 < 60000)
         bench_sleep_ms(100);
@@ -162,10 +164,11 @@ int main(int argc, char **argv)
             hi = b->peak_kib[r] > hi ? b->peak_kib[r] : hi;
             failed += b->failed[r];
         }
-        printf("  %-40s peak median %6.1f MiB [%.1f-%.1f]  after warm-up %5.1f MiB  idle after %5.1f MiB%s\n",
+        printf("  %-40s peak median %6.1f MiB [%.1f-%.1f]  after warm-up %5.1f MiB  idle after %5.1f MiB"
+               "  lookup median %ld ms%s\n",
                b->dir, median(b->peak_kib, rounds) / 1024.0, lo / 1024.0, hi / 1024.0,
                median(b->start_kib, rounds) / 1024.0, median(b->idle_kib, rounds) / 1024.0,
-               failed ? "  (some lookups failed)" : "");
+               median(b->median_ms, rounds), failed ? "  (some lookups failed)" : "");
     }
     curl_global_cleanup();
     return failures ? 1 : 0;
