@@ -298,12 +298,13 @@ static bool contains_required(const char *text, size_t len, const char *needle, 
 {
     if (exact)
         return memmem(text, len, needle, strlen(needle)) != NULL;
-    size_t fn = 0, ft = 0;
+    size_t fn = 0;
     char *fneedle = vf_fold_text(needle, strlen(needle), &fn);
-    char *ftext = fneedle ? vf_fold_text(text, len, &ft) : NULL;
-    bool found = ftext && (fn == 0 || memmem(ftext, ft, fneedle, fn) != NULL);
+    /* The page is folded a window at a time, not into a copy of itself. */
+    bool found = false;
+    if (fneedle && !vf_fold_contains(text, len, fneedle, fn, &found))
+        found = false;
     free(fneedle);
-    free(ftext);
     return found;
 }
 

@@ -59,6 +59,7 @@ typedef struct {
     char *buf;
     size_t len, cap;
     bool pending_space; /* a space run seen after some output: written before the next byte */
+    size_t dropped;     /* output already searched and let go (vf_fold_contains) */
 } folded;
 
 static bool reserve(folded *f, size_t more)
@@ -82,7 +83,7 @@ static bool reserve(folded *f, size_t more)
 static void put(folded *f, unsigned char ch)
 {
     if (ch == ' ') {
-        f->pending_space = f->len > 0;
+        f->pending_space = f->len + f->dropped > 0;
         return;
     }
     if (f->pending_space)
@@ -146,42 +147,52 @@ static bool ascii_alone(const unsigned char *s, size_t len, size_t i)
     return s[i] && s[i] < 0x80 && (i + 1 == len || (s[i + 1] < 0x80 && ascii_fold[s[i + 1]]));
 }
 
+/* Folds s[*i..) onward by at most about `chunk` input bytes (a stretch
+ * utf8proc must see whole may be longer), appending to f. The stretches are
+ * the same whatever the chunk: a chunk ends only inside an ASCII run. */
+static bool fold_step(folded *f, const char *s, size_t len, size_t *at, size_t chunk)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = *at, limit = len - i > chunk ? i + chunk : len;
+    /* The rest of the chunk is at most this long as ASCII; put() inlined. */
+    if (!reserve(f, limit - i + 1))
+        return false;
+    char *out = f->buf;
+    size_t o = f->len;
+    bool pending = f->pending_space;
+    for (; i < limit && ascii_alone(u, len, i); i++) {
+        unsigned char ch = ascii_fold[u[i]];
+        if (ch == ' ') {
+            pending = o + f->dropped > 0;
+        } else if (ch) {
+            if (pending)
+                out[o++] = ' ';
+            pending = false;
+            out[o++] = (char)ch;
+        }
+    }
+    f->len = o;
+    f->pending_space = pending;
+    *at = i;
+    if (i == len || ascii_alone(u, len, i))
+        return true;
+    size_t j = i + 1;
+    while (j < len && !ascii_alone(u, len, j))
+        j++;
+    *at = j;
+    return fold_stretch(f, s + i, j - i);
+}
+
 char *vf_fold_text(const char *s, size_t len, size_t *out_len)
 {
-    const unsigned char *u = (const unsigned char *)(s ? s : "");
-    if (!s)
+    if (!s) {
+        s = "";
         len = 0;
-    folded f = { 0 };
-    size_t i = 0;
-    while (i < len) {
-        /* The rest is at most this long as ASCII; put() inlined. */
-        if (!reserve(&f, len - i + 1))
-            goto oom;
-        char *out = f.buf;
-        size_t o = f.len;
-        bool pending = f.pending_space;
-        for (; i < len && ascii_alone(u, len, i); i++) {
-            unsigned char ch = ascii_fold[u[i]];
-            if (ch == ' ') {
-                pending = o > 0;
-            } else if (ch) {
-                if (pending)
-                    out[o++] = ' ';
-                pending = false;
-                out[o++] = (char)ch;
-            }
-        }
-        f.len = o;
-        f.pending_space = pending;
-        if (i == len)
-            break;
-        size_t j = i + 1;
-        while (j < len && !ascii_alone(u, len, j))
-            j++;
-        if (!fold_stretch(&f, s + i, j - i))
-            goto oom;
-        i = j;
     }
+    folded f = { 0 };
+    for (size_t i = 0; i < len;)
+        if (!fold_step(&f, s, len, &i, len))
+            goto oom;
     if (!reserve(&f, 1))
         goto oom;
     f.buf[f.len] = '\0';
@@ -191,4 +202,40 @@ char *vf_fold_text(const char *s, size_t len, size_t *out_len)
 oom:
     free(f.buf);
     return NULL;
+}
+
+bool vf_fold_contains_window(const char *s, size_t len, const char *fneedle, size_t fn, size_t window,
+                             bool *found)
+{
+    *found = fn == 0;
+    if (fn == 0)
+        return true;
+    if (!s) {
+        s = "";
+        len = 0;
+    }
+    if (window < fn)
+        window = fn;
+    folded f = { 0 };
+    for (size_t i = 0; i < len && !*found;) {
+        if (!fold_step(&f, s, len, &i, window)) {
+            free(f.buf);
+            return false;
+        }
+        if (f.len < window && i < len)
+            continue;
+        *found = memmem(f.buf, f.len, fneedle, fn) != NULL;
+        /* A match starting in the last fn - 1 bytes may end in what follows. */
+        size_t keep = f.len < fn - 1 ? f.len : fn - 1;
+        memmove(f.buf, f.buf + f.len - keep, keep);
+        f.dropped += f.len - keep;
+        f.len = keep;
+    }
+    free(f.buf);
+    return true;
+}
+
+bool vf_fold_contains(const char *s, size_t len, const char *fneedle, size_t fn, bool *found)
+{
+    return vf_fold_contains_window(s, len, fneedle, fn, 64u * 1024u, found);
 }

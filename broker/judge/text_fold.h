@@ -6,6 +6,7 @@
 #ifndef VERIFETCH_TEXT_FOLD_H
 #define VERIFETCH_TEXT_FOLD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <utf8proc.h>
@@ -14,6 +15,16 @@
  * Invalid UTF-8 is folded as if each bad byte were U+FFFD. NULL only when out
  * of memory. */
 char *vf_fold_text(const char *s, size_t len, size_t *out_len);
+
+/* Whether the folded form of s[0..len) contains fneedle[0..fn) (already
+ * folded): memmem over vf_fold_text's output, without holding it whole --
+ * the folding runs in windows of about 64 KiB, searched as they fill, with
+ * the last fn - 1 bytes carried over. false only when out of memory. */
+bool vf_fold_contains(const char *s, size_t len, const char *fneedle, size_t fn, bool *found);
+/* The same with the window given (tests use small ones to put every
+ * boundary under a match). */
+bool vf_fold_contains_window(const char *s, size_t len, const char *fneedle, size_t fn, size_t window,
+                             bool *found);
 
 /* The quote, apostrophe and dash lumping utf8proc is given as its custom
  * mapping (whatever UTF8PROC_LUMP does with them in this version); a

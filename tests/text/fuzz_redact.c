@@ -10,6 +10,7 @@
  *  - vf_utf8_sanitize returns valid UTF-8 without NUL, stable when applied
  *    again, and vf_utf8_count agrees with a byte-by-byte count;
  *  - vf_classify returns a known outcome and a NUL-terminated detail. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "broker/judge/classify.h"
 #include "broker/judge/redact.h"
+#include "broker/judge/text_fold.h"
 #include "broker/judge/utf8_text.h"
 
 /* No '[' or ']': a secret then cannot straddle an inserted "[REDACTED]". */
@@ -83,6 +85,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0;
     char *out = vf_redact_text(r, (const char *)data, size, &n);
     check_redacted(out, n);
+    /* The broker's in-place redaction gives the same bytes, and leaves a
+     * text with nothing to redact where it was. */
+    char *text = malloc(size + 1), *before = text;
+    check(text != NULL, "malloc");
+    memcpy(text, data, size);
+    text[size] = '\0';
+    size_t text_len = size;
+    check(vf_redact_text_in_place(r, &text, &text_len, 0) == VF_REDACT_OK, "in-place redaction failed");
+    check(text_len == n && memcmp(text, out, n + 1) == 0, "in-place redaction differs");
+    check(text == before || n != size || memcmp(out, data, size) != 0, "an unchanged text was copied");
+    free(text);
     free(out);
 
     char *url = malloc(size + 1);
@@ -115,6 +128,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(oc >= VF_OUTCOME_OK && oc <= VF_OUTCOME_MALFORMED_RESPONSE, "unknown outcome");
     check(memchr(detail, '\0', sizeof detail) != NULL, "detail not terminated");
     check(chars == naive, "content_chars wrong");
+
+    /* must_contain's windowed fold search agrees with memmem over the whole
+     * folded text, for a needle cut from the input's own fold. */
+    size_t ft = 0;
+    char *folded = vf_fold_text(clean, clean_len, &ft);
+    check(folded != NULL, "fold returned NULL");
+    size_t from = ft ? data[0] % ft : 0, fn = ft ? 1 + (size > 1 ? data[1] : 0) % (ft - from) : 0;
+    bool want = fn == 0 || memmem(folded, ft, folded + from, fn) != NULL, found = !want;
+    check(want, "a needle from the text must be found");
+    check(vf_fold_contains_window(clean, clean_len, folded + from, fn, 1 + size % 7, &found) && found == want,
+          "windowed fold search disagrees");
+    static const char other[] = "zz q";
+    want = memmem(folded, ft, other, 4) != NULL;
+    check(vf_fold_contains_window(clean, clean_len, other, 4, 3, &found) && found == want,
+          "windowed fold search disagrees on a foreign needle");
+    free(folded);
     free(clean);
     return 0;
 }

@@ -156,3 +156,72 @@ Test(fold, random_mixtures_fold_as_before)
         same(buf, o);
     }
 }
+
+/* must_contain's windowed search (vf_fold_contains) finds exactly what
+ * memmem finds in the whole folded text, with windows small enough that
+ * matches straddle every boundary, on the same mixtures and needles cut
+ * from their own folded form. */
+static void same_search(const char *s, size_t len, const char *needle, size_t needle_len)
+{
+    size_t fn = 0, ft = 0;
+    char *fneedle = vf_fold_text(needle, needle_len, &fn);
+    char *whole = vf_fold_text(s, len, &ft);
+    bool want = fn == 0 || memmem(whole, ft, fneedle, fn) != NULL;
+    static const size_t windows[] = { 1, 2, 3, 5, 8, 17, 64, 64u * 1024u };
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        bool found = !want;
+        cr_assert(vf_fold_contains_window(s, len, fneedle, fn, windows[w], &found));
+        cr_assert_eq(found, want, "window %zu, needle '%s' in '%s': %d, whole-text search: %d", windows[w],
+                     fneedle, whole, found, want);
+    }
+    free(fneedle);
+    free(whole);
+}
+
+Test(fold, windowed_search_finds_what_the_whole_text_search_finds)
+{
+    size_t np = sizeof pieces / sizeof pieces[0];
+    uint32_t x = 88172645u;
+    char buf[1024];
+    unsigned hits = 0, misses = 0;
+    for (int round = 0; round < 6000; round++) {
+        size_t o = 0;
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        size_t k = 1 + x % 24;
+        for (size_t p = 0; p < k; p++) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            const char *piece = x % 3 ? pieces[x % 41] : pieces[x % np];
+            size_t n = strlen(piece);
+            memcpy(buf + o, piece, n);
+            o += n;
+        }
+        /* a needle from the text itself (usually found), or a random piece pair */
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        size_t from = o ? x % o : 0, n = o ? 1 + (x >> 8) % (o - from) : 0;
+        char needle[64];
+        if (x % 4) {
+            n = n < sizeof needle - 1 ? n : sizeof needle - 1;
+            memcpy(needle, buf + from, n);
+        } else {
+            n = (size_t)snprintf(needle, sizeof needle, "%s%s", pieces[x % np], pieces[(x >> 4) % np]);
+        }
+        needle[n] = '\0';
+        size_t fn = 0, ft = 0;
+        char *fneedle = vf_fold_text(needle, n, &fn);
+        char *whole = vf_fold_text(buf, o, &ft);
+        if (fn == 0 || memmem(whole, ft, fneedle, fn))
+            hits++;
+        else
+            misses++;
+        free(fneedle);
+        free(whole);
+        same_search(buf, o, needle, n);
+    }
+    cr_assert_gt(hits, 1000);
+    cr_assert_gt(misses, 500);
+    /* spaces collapse across a window boundary: "a   b" is "a b" whatever the cut */
+    same_search("x a     b y", 11, "a b", 3);
+    same_search("   lead", 7, " lead", 5);
+    same_search("", 0, "", 0);
+    same_search("", 0, "a", 1);
+}
