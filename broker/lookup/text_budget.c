@@ -8,7 +8,9 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
 static size_t held;
-static _Thread_local size_t mine;
+/* Initial-exec, like the fleet's per-thread state (state_store.c): the
+ * default model would make the broker need ld.so itself for __tls_get_addr. */
+static __thread __attribute__((tls_model("initial-exec"))) size_t mine;
 
 /* Waits in short slices: a condition variable cannot watch the cancel fd. */
 #define WAIT_SLICE_MS 20
