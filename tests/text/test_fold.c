@@ -114,6 +114,23 @@ static const char *const pieces[] = {
     "\xc3", "\x80", "\xff", "\xe2\x80", "\xf0\x9f\x98", "\xed\xa0\x80", "\xc0\xaf", /* invalid */
 };
 
+/* A random run of min_pieces to min_pieces + 23 pieces into buf (room for
+ * 24 of the longest), mostly ASCII as real text is; returns its length. */
+static size_t mixture(uint32_t *x, size_t min_pieces, char *buf)
+{
+    size_t np = sizeof pieces / sizeof pieces[0], o = 0;
+    *x ^= *x << 13, *x ^= *x >> 17, *x ^= *x << 5;
+    size_t k = min_pieces + *x % 24;
+    for (size_t p = 0; p < k; p++) {
+        *x ^= *x << 13, *x ^= *x >> 17, *x ^= *x << 5;
+        const char *piece = *x % 3 ? pieces[*x % 41] : pieces[*x % np];
+        size_t n = strlen(piece);
+        memcpy(buf + o, piece, n);
+        o += n;
+    }
+    return o;
+}
+
 Test(fold, edge_cases_fold_as_before)
 {
     size_t np = sizeof pieces / sizeof pieces[0];
@@ -138,21 +155,10 @@ Test(fold, edge_cases_fold_as_before)
 
 Test(fold, random_mixtures_fold_as_before)
 {
-    size_t np = sizeof pieces / sizeof pieces[0];
     uint32_t x = 2463534242u;
     char buf[1024];
     for (int round = 0; round < 30000; round++) {
-        size_t o = 0;
-        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        size_t k = x % 24;
-        for (size_t p = 0; p < k; p++) {
-            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            /* Mostly ASCII, as real text is. */
-            const char *piece = x % 3 ? pieces[x % 41] : pieces[x % np];
-            size_t n = strlen(piece);
-            memcpy(buf + o, piece, n);
-            o += n;
-        }
+        size_t o = mixture(&x, 0, buf);
         same(buf, o);
     }
 }
@@ -185,16 +191,7 @@ Test(fold, windowed_search_finds_what_the_whole_text_search_finds)
     char buf[1024];
     unsigned hits = 0, misses = 0;
     for (int round = 0; round < 6000; round++) {
-        size_t o = 0;
-        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        size_t k = 1 + x % 24;
-        for (size_t p = 0; p < k; p++) {
-            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            const char *piece = x % 3 ? pieces[x % 41] : pieces[x % np];
-            size_t n = strlen(piece);
-            memcpy(buf + o, piece, n);
-            o += n;
-        }
+        size_t o = mixture(&x, 1, buf);
         /* a needle from the text itself (usually found), or a random piece pair */
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
         size_t from = o ? x % o : 0, n = o ? 1 + (x >> 8) % (o - from) : 0;
