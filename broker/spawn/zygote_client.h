@@ -112,6 +112,9 @@ typedef enum {
 vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
                                   char *detail, size_t detail_len);
 
+/* Lookups waiting in line for a zygote worker now (the head included). */
+unsigned vf_zygote_waiters(void);
+
 /* Waits for the worker's exit until deadline_ms; then SIGKILLs it and waits up
  * to two more seconds. Returns 0 with *wstatus (waitpid style) and *killed set
  * when we had to kill it, or -1 when the zygote never said. */
