@@ -167,7 +167,7 @@ static int start_listener(vf_listener *l, vf_server *s, int fd, bool tcp)
         MHD_OPTION_CONNECTION_LIMIT, s->opts.max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, tcp ? s->opts.per_peer_connections : 0u,
         MHD_OPTION_CONNECTION_TIMEOUT, VF_SERVER_HEAD_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)VF_SERVER_CONNECTION_POOL_BYTES,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
         MHD_OPTION_END);
     return l->daemon ? 0 : -1;

@@ -17,6 +17,11 @@ typedef struct vf_server vf_server;
 #define VF_SERVER_HEAD_TIMEOUT_S 5u   /* a request head, from the accept or the previous answer */
 #define VF_SERVER_BODY_TIMEOUT_S 10u  /* its body, from the head */
 #define VF_SERVER_IDLE_TIMEOUT_S 60u  /* inactivity while an answer is sent */
+/* libmicrohttpd's per-connection pool (request head, read and write buffers;
+ * bodies are kept by us). Above 32 KiB it is a fresh mmap per connection,
+ * zeroed page by page and unmapped with a TLB shoot-down on every core: that
+ * was most of the broker's CPU when it refused ~800 connections a second. */
+#define VF_SERVER_CONNECTION_POOL_BYTES (32u * 1024u)
 
 typedef struct {
     const char *socket_path;          /* unix socket to create (ignored when inherited_fd >= 0) */
