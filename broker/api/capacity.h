@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #define VF_CAPACITY_FDS_PER_SLOT 8u     /* worker socket, pidfd, origin, pipes, cancel token */
-#define VF_CAPACITY_FDS_PER_QUEUED 2u   /* a queued lookup's cancellation token */
+#define VF_CAPACITY_FDS_PER_QUEUED 3u   /* a queued lookup's cancellation token and wake-up eventfd */
 #define VF_CAPACITY_HEADROOM 4096u      /* connections beyond the admitted lookups: health, idle, bursts that get 503 */
 #define VF_CAPACITY_RESERVED_FDS 64u    /* logs, config, resolver, the zygote */
 #define VF_CAPACITY_MIN_CONNECTIONS 128u

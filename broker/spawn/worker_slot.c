@@ -1,17 +1,25 @@
 #include "broker/spawn/worker_slot.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "broker/spawn/cancel_wait.h"
 #include "ipc/ipc_frame.h"
 
-/* A cancellable wait re-checks its cancel fd this often (a condition
- * variable cannot poll an fd); well inside the 100 ms release target. */
+/* A cancellable waiter sleeps on an eventfd beside its cancel fd, woken
+ * only by its grant, its cancellation or its deadline. (It used to re-check
+ * the cancel fd every 20 ms: 128 queued lookups made 6,400 wake-ups a
+ * second, ~3 ms of broker CPU per lookup at 1,024 clients.) Without an
+ * eventfd (out of descriptors) it re-checks this often, well inside the
+ * 100 ms release target. */
 #define CANCEL_CHECK_MS 20
 
 typedef struct vf_slot_waiter {
     pthread_cond_t wake;
+    int wake_fd;   /* eventfd, or -1: the condition variable */
     bool granted;
     struct vf_slot_waiter *next;
 } vf_slot_waiter;
@@ -38,7 +46,12 @@ static void grant_waiting(vf_worker_slots *s)
         s->waiters--;
         s->in_use++;
         w->granted = true;
-        pthread_cond_signal(&w->wake);
+        if (w->wake_fd >= 0) {
+            ssize_t r = write(w->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
+            (void)r;   /* one grant per waiter: the counter cannot overflow */
+        } else {
+            pthread_cond_signal(&w->wake);
+        }
     }
 }
 
@@ -80,7 +93,9 @@ vf_slot_rc vf_worker_slot_take(vf_worker_slots *s, int64_t deadline_ms, int canc
         pthread_mutex_unlock(&s->lock);
         return VF_SLOT_TAKEN;
     }
-    vf_slot_waiter w = { .granted = false };
+    vf_slot_waiter w = { .granted = false, .wake_fd = -1 };
+    if (cancel_fd >= 0)
+        w.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -101,6 +116,17 @@ vf_slot_rc vf_worker_slot_take(vf_worker_slots *s, int64_t deadline_ms, int canc
         int64_t left = deadline_ms - vf_now_ms();
         if (left <= 0)
             break;
+        if (w.wake_fd >= 0) {
+            /* The grant is written under the lock; sleep without it. */
+            pthread_mutex_unlock(&s->lock);
+            vf_wait_rc wr = vf_wait_fd(w.wake_fd, POLLIN, cancel_fd, deadline_ms);
+            pthread_mutex_lock(&s->lock);
+            if (wr == VF_WAIT_CANCELLED && !w.granted) {
+                rc = VF_SLOT_CANCELLED;
+                break;
+            }
+            continue;
+        }
         if (cancel_fd >= 0 && vf_cancel_fd_fired(cancel_fd)) {
             rc = VF_SLOT_CANCELLED;
             break;
@@ -113,6 +139,9 @@ vf_slot_rc vf_worker_slot_take(vf_worker_slots *s, int64_t deadline_ms, int canc
     if (!w.granted)
         unlink_waiter(s, &w);
     pthread_mutex_unlock(&s->lock);
+    /* Unlinked or granted: nobody writes to it any more. */
+    if (w.wake_fd >= 0)
+        close(w.wake_fd);
     pthread_cond_destroy(&w.wake);
     return rc;
 }

@@ -14,7 +14,6 @@
 
 #include "broker/local_cause.h"
 #include "broker/log_limit.h"
-#include "broker/spawn/cancel_wait.h"
 #include "broker/spawn/turn_line.h"
 #include "broker/spawn/zygote_internal.h"
 #include "ipc/ipc_fds.h"
@@ -109,10 +108,6 @@ static bool gen_alive(const zy_gen *g)
  * that race many times over (ramp at 64 clients: p99 7.7 x p50). */
 static vf_turn_line line = VF_TURN_LINE_INIT;
 
-/* How often a lookup waiting in line checks its deadline and cancel fd
- * (well inside the 100 ms release target). */
-#define TURN_CHECK_MS 50
-
 /* This lookup, waiting since began, takes an exec'd worker instead: the
  * zygote has announced none for VF_ZYGOTE_OVERFLOW_MS (stopped, hung), or
  * the lookup has waited the most it may. The zygote keeps serving the rest. */
@@ -122,23 +117,33 @@ static bool exec_due(int64_t began, int64_t now)
            (now >= began + VF_ZYGOTE_OVERFLOW_MS && now - vf_zy_last_ready_ms() >= VF_ZYGOTE_OVERFLOW_MS);
 }
 
+/* The soonest exec_due(began, ...) can become true, while the zygote
+ * announces nothing from now on: a waiter in line sleeps until then. */
+static int64_t exec_check_at(int64_t began)
+{
+    int64_t quiet_end = vf_zy_last_ready_ms() + VF_ZYGOTE_OVERFLOW_MS;
+    int64_t at = began + VF_ZYGOTE_OVERFLOW_MS > quiet_end ? began + VF_ZYGOTE_OVERFLOW_MS : quiet_end;
+    return at < began + VF_ZYGOTE_OVERFLOW_MAX_MS ? at : began + VF_ZYGOTE_OVERFLOW_MAX_MS;
+}
+
 /* VF_ZYGOTE_SPAWNED: this lookup's turn has come (it is the head);
  * otherwise why it leaves the line before its turn. */
 static vf_zygote_spawn_rc wait_turn(vf_turn *me, int64_t began, int64_t deadline_ms, int cancel_fd, char *detail,
                                     size_t detail_len)
 {
     for (;;) {
-        int64_t left = vf_zy_left_ms(deadline_ms);
-        if (vf_turn_wait(&line, me, left < TURN_CHECK_MS ? (int)left : TURN_CHECK_MS))
+        int64_t until = exec_check_at(began);
+        vf_turn_rc tr = vf_turn_wait(&line, me, cancel_fd, until < deadline_ms ? until : deadline_ms);
+        if (tr == VF_TURN_MINE)
             return VF_ZYGOTE_SPAWNED;
+        if (tr == VF_TURN_CANCELLED) {
+            snprintf(detail, detail_len, "cancelled while waiting for a worker");
+            return VF_ZYGOTE_REFUSED;
+        }
         if (exec_due(began, vf_now_ms()))
             return VF_ZYGOTE_UNAVAILABLE;
         if (vf_zy_left_ms(deadline_ms) == 0) {
             snprintf(detail, detail_len, "no worker ready before the deadline");
-            return VF_ZYGOTE_REFUSED;
-        }
-        if (vf_cancel_fd_fired(cancel_fd)) {
-            snprintf(detail, detail_len, "cancelled while waiting for a worker");
             return VF_ZYGOTE_REFUSED;
         }
     }

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "broker/spawn/zygote_client.h"
@@ -21,6 +22,7 @@ typedef struct {
     int served;   /* 0-based rank among the waiters, -1 if not served */
     vf_zygote_spawn_rc rc;
     char detail[200];
+    atomic_int tid;
 } waiter;
 
 static atomic_int next_served;
@@ -28,6 +30,7 @@ static atomic_int next_served;
 static void *wait_for_worker(void *arg)
 {
     waiter *wt = arg;
+    atomic_store(&wt->tid, (int)gettid());
     vf_zygote_worker w;
     wt->rc = vf_zygote_take(vf_now_ms() + 20000, -1, &w, wt->detail, sizeof wt->detail);
     wt->served = wt->rc == VF_ZYGOTE_SPAWNED ? atomic_fetch_add(&next_served, 1) : -1;
@@ -48,7 +51,9 @@ static void until_waiting(unsigned n)
 
 TestSuite(zygote_order, .timeout = 60);
 
-Test(zygote_order, waiting_lookups_get_workers_in_arrival_order)
+/* Starts a zygote, lets its pool fill, freezes it and takes every worker it
+ * had announced: the next lookups have to wait. Returns its pid. */
+static pid_t start_frozen(vf_zygote_worker *spare, int *n_spare)
 {
     char err[256];
     vf_zygote_options o = { .worker_path = worker_path("verifetch-worker-testhooks"), .pool = 2 };
@@ -58,14 +63,20 @@ Test(zygote_order, waiting_lookups_get_workers_in_arrival_order)
     vf_zygote_get_status(&st);
     cr_assert(st.running && st.pid > 0);
     kill(st.pid, SIGSTOP);
-    /* Take what it announced before it froze; it forks nothing more now. */
-    vf_zygote_worker spare[SPARE];
-    int n_spare = 0;
     char detail[200];
-    while (n_spare < SPARE &&
-           vf_zygote_take(vf_now_ms() + 150, -1, &spare[n_spare], detail, sizeof detail) == VF_ZYGOTE_SPAWNED)
-        n_spare++;
-    cr_assert_lt(n_spare, SPARE, "a stopped zygote kept announcing workers");
+    *n_spare = 0;
+    while (*n_spare < SPARE &&
+           vf_zygote_take(vf_now_ms() + 150, -1, &spare[*n_spare], detail, sizeof detail) == VF_ZYGOTE_SPAWNED)
+        (*n_spare)++;
+    cr_assert_lt(*n_spare, SPARE, "a stopped zygote kept announcing workers");
+    return st.pid;
+}
+
+Test(zygote_order, waiting_lookups_get_workers_in_arrival_order)
+{
+    vf_zygote_worker spare[SPARE];
+    int n_spare;
+    pid_t zygote = start_frozen(spare, &n_spare);
     atomic_store(&next_served, 0);
     pthread_t th[WAITERS];
     waiter w[WAITERS];
@@ -75,7 +86,7 @@ Test(zygote_order, waiting_lookups_get_workers_in_arrival_order)
         cr_assert_eq(pthread_create(&th[i], NULL, wait_for_worker, &w[i]), 0);
         until_waiting((unsigned)i + 1);
     }
-    kill(st.pid, SIGCONT);
+    kill(zygote, SIGCONT);
     for (int i = 0; i < WAITERS; i++)
         pthread_join(th[i], NULL);
     for (int i = 0; i < n_spare; i++)
@@ -88,5 +99,49 @@ Test(zygote_order, waiting_lookups_get_workers_in_arrival_order)
         cr_assert_eq(w[i].rc, VF_ZYGOTE_SPAWNED, "waiter %d: %s", i, w[i].detail);
         cr_assert_eq(w[i].served, i, "served out of arrival order; rank by arrival:%s", order);
     }
+    vf_zygote_stop();
+}
+
+/* How many times thread tid of this process went to sleep voluntarily. */
+static long sleeps_of(int tid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+    FILE *f = fopen(path, "re");
+    cr_assert_not_null(f);
+    long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+            n = atol(line + 24);
+    fclose(f);
+    return n;
+}
+
+/* Only the head of the line watches the zygote; a lookup behind it sleeps
+ * until its turn. Before, every waiter woke every 50 ms to poll the socket. */
+Test(zygote_order, a_lookup_behind_the_head_sleeps_until_its_turn)
+{
+    vf_zygote_worker spare[SPARE];
+    int n_spare;
+    pid_t zygote = start_frozen(spare, &n_spare);
+    atomic_store(&next_served, 0);
+    pthread_t th[2];
+    waiter w[2];
+    for (int i = 0; i < 2; i++) {
+        w[i] = (waiter){ .arrival = i, .served = -1 };
+        cr_assert_eq(pthread_create(&th[i], NULL, wait_for_worker, &w[i]), 0);
+        until_waiting((unsigned)i + 1);
+    }
+    long before = sleeps_of(atomic_load(&w[1].tid));
+    usleep(400000);
+    long woke = sleeps_of(atomic_load(&w[1].tid)) - before;
+    kill(zygote, SIGCONT);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < n_spare; i++)
+        vf_zygote_release(&spare[i]);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(w[i].rc, VF_ZYGOTE_SPAWNED, "waiter %d: %s", i, w[i].detail);
+    cr_assert_leq(woke, 2, "the second in line woke %ld times in 400 ms", woke);
     vf_zygote_stop();
 }
