@@ -4,18 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/api/drain_clock.h"
+#include "ipc/ipc_frame.h"
+
 #define NAME_MAX_LEN 64
 
 typedef struct tenant_count {
     struct tenant_count *next;
     char name[NAME_MAX_LEN];
     unsigned admitted;
+    vf_drain_clock drain;   /* this tenant's finished lookups, its refused callers */
 } tenant_count;
 
 struct vf_admission {
     pthread_mutex_t lock;
     unsigned slots, queue, admitted;
     tenant_count *tenants;   /* few tenants: a list is enough */
+    vf_drain_clock drain;    /* all tenants' */
 };
 
 unsigned vf_admission_queue_for(unsigned slots)
@@ -76,27 +81,61 @@ static tenant_count *find(vf_admission *a, const char *tenant, bool create)
     return t;
 }
 
-bool vf_admission_enter(vf_admission *a, const char *tenant)
+/* Under the lock: 0 when t may have one more lookup admitted, else the
+ * Retry-After for it, booked on the clock of the limit that is full. */
+static unsigned refusal(vf_admission *a, tenant_count *t, int64_t now)
 {
+    if (!t)
+        return 1;
+    if (t->admitted >= a->slots + a->queue)
+        return vf_drain_clock_book(&t->drain, now);
+    if (a->admitted >= a->slots + VF_ADMISSION_TENANT_QUEUES * a->queue)
+        return vf_drain_clock_book(&a->drain, now);
+    return 0;
+}
+
+bool vf_admission_enter(vf_admission *a, const char *tenant, unsigned *retry_after_s)
+{
+    int64_t now = vf_now_ms();
     pthread_mutex_lock(&a->lock);
     tenant_count *t = find(a, tenant, true);
-    bool ok = t && t->admitted < a->slots + a->queue &&
-              a->admitted < a->slots + VF_ADMISSION_TENANT_QUEUES * a->queue;
-    if (ok) {
+    unsigned wait = refusal(a, t, now);
+    if (wait == 0) {
         t->admitted++;
         a->admitted++;
+        /* Half the queue free: whoever was refused is welcome now. */
+        if (t->admitted <= a->slots + a->queue / 2)
+            vf_drain_clock_clear(&t->drain, now);
+        if (a->admitted <= a->slots + VF_ADMISSION_TENANT_QUEUES * a->queue / 2)
+            vf_drain_clock_clear(&a->drain, now);
     }
     pthread_mutex_unlock(&a->lock);
-    return ok;
+    if (retry_after_s)
+        *retry_after_s = wait;
+    return wait == 0;
+}
+
+bool vf_admission_full(vf_admission *a, const char *tenant, unsigned *retry_after_s)
+{
+    int64_t now = vf_now_ms();
+    pthread_mutex_lock(&a->lock);
+    unsigned wait = refusal(a, find(a, tenant, true), now);
+    pthread_mutex_unlock(&a->lock);
+    if (retry_after_s)
+        *retry_after_s = wait;
+    return wait != 0;
 }
 
 void vf_admission_leave(vf_admission *a, const char *tenant)
 {
+    int64_t now = vf_now_ms();
     pthread_mutex_lock(&a->lock);
     tenant_count *t = find(a, tenant, false);
     if (t && t->admitted) {
         t->admitted--;
         a->admitted--;
+        vf_drain_clock_finished(&t->drain, now);
+        vf_drain_clock_finished(&a->drain, now);
     }
     pthread_mutex_unlock(&a->lock);
 }

@@ -71,6 +71,14 @@ static enum MHD_Result forbidden(struct MHD_Connection *c, bool tcp)
                       tcp ? "missing or unknown bearer token" : "this caller is not mapped to any tenant");
 }
 
+static enum MHD_Result refuse_overloaded(vf_broker *b, const vf_tenant_config *tenant, struct MHD_Connection *c,
+                                         unsigned retry_after)
+{
+    vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_THROTTLED);
+    vf_request_log(stderr, tenant->name, "overloaded", "admission queue full");
+    return send_busy(c, retry_after, "verifetchd is at capacity (admission queue full); retry later");
+}
+
 enum MHD_Result vf_route_head(vf_server *s, vf_broker *b, struct MHD_Connection *c, const char *method,
                               const char *url, vf_request_ctx *ctx, bool *refused)
 {
@@ -88,6 +96,14 @@ enum MHD_Result vf_route_head(vf_server *s, vf_broker *b, struct MHD_Connection 
     } else if (ctx->tcp && !tenant) {
         /* Before the body: an unauthenticated TCP caller holds nothing. */
         return forbidden(c, true);
+    } else if (tenant && !tenant->cache.enabled && strcmp(url, "/v1/lookup") == 0 &&
+               strcmp(method, "POST") == 0) {
+        /* A full queue is answered before the body is read or parsed: a
+         * refusal costs no more than its head. (With a cache, a hit may still
+         * be served without a place in the queue: decided after the body.) */
+        unsigned retry_after = 0;
+        if (vf_admission_full(s->admission, tenant->name, &retry_after))
+            return refuse_overloaded(b, tenant, c, retry_after);
     }
     *refused = false;
     return MHD_YES;
@@ -96,11 +112,10 @@ enum MHD_Result vf_route_head(vf_server *s, vf_broker *b, struct MHD_Connection 
 static enum MHD_Result start_deferred(vf_server *s, vf_broker *b, struct MHD_Connection *c, vf_request_ctx *ctx,
                                       const vf_tenant_config *tenant, vf_lookup_request *req)
 {
-    if (!vf_admission_enter(s->admission, tenant->name)) {
+    unsigned retry_after = 0;
+    if (!vf_admission_enter(s->admission, tenant->name, &retry_after)) {
         vf_request_free(req);
-        vf_metrics_count_lookup(b->rt->metrics, tenant->name, VF_LOOKUP_THROTTLED);
-        vf_request_log(stderr, tenant->name, "overloaded", "admission queue full");
-        return send_busy(c, 1, "verifetchd is at capacity (admission queue full); retry later");
+        return refuse_overloaded(b, tenant, c, retry_after);
     }
     vf_broker_ref(b);   /* the thread's */
     int rc = req ? vf_deferred_lookup(s, c, ctx, b, tenant, req) : vf_deferred_mcp(s, c, ctx, b, tenant);

@@ -1,0 +1,151 @@
+/* E2E: how an overload is refused (issue 14). A full admission queue is
+ * answered 503 from the request head, before the body is read; and the
+ * Retry-After each refused caller gets is its place behind the callers
+ * already refused, at the rate the queue drains, so well-behaved clients
+ * come back spread out instead of all together a second later. */
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "hostile.h"
+#include "serving_common.h"
+#include "test_common.h"
+
+TestSuite(overload, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
+
+static hx_origin origin;
+static hx_broker broker;
+
+/* One slot, a queue of 16: the tenant holds 17 lookups at most. */
+#define ADMITTED 17
+#define LOAD_MS 4000.0
+#define SLOW_MS 200
+
+static char *slow_body(size_t i, void *arg)
+{
+    (void)arg;
+    return hh_slow_lookup_body(&origin, SLOW_MS, i);
+}
+
+/* ADMITTED threads, each sending its next lookup as soon as the last is
+ * answered: the queue stays full for LOAD_MS, and lookups keep finishing,
+ * so the broker measures how fast it drains. */
+static hh_reply load_replies[400];
+
+static void *keep_full(void *arg)
+{
+    (void)arg;
+    hh_lookups_until(broker.socket_path, 400, ADMITTED, slow_body, NULL, 30000, hx_now_ms() + LOAD_MS,
+                     load_replies);
+    return NULL;
+}
+
+static void start_full(pthread_t *loader)
+{
+    sv_start(&origin, &broker, 1, 30000);
+    cr_assert_eq(pthread_create(loader, NULL, keep_full, NULL), 0);
+    usleep(1500 * 1000);   /* full, and a few lookups have finished */
+}
+
+static void stop_load(pthread_t loader)
+{
+    pthread_join(loader, NULL);
+    for (size_t i = 0; i < 400; i++)
+        hh_reply_free(&load_replies[i]);
+}
+
+/* The status and Retry-After of the answer on fd, within timeout_ms; status
+ * 0 when no complete head came. */
+static long answer_of(int fd, unsigned timeout_ms, long *retry_after)
+{
+    char buf[4096];
+    size_t len = 0;
+    double until = hx_now_ms() + timeout_ms;
+    *retry_after = -1;
+    while (len < sizeof buf - 1) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int left = (int)(until - hx_now_ms());
+        if (left <= 0 || poll(&p, 1, left) <= 0)
+            return 0;
+        ssize_t n = recv(fd, buf + len, sizeof buf - 1 - len, 0);
+        if (n <= 0)
+            return 0;
+        len += (size_t)n;
+        buf[len] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (!end)
+            continue;
+        *end = '\0';
+        for (char *line = strstr(buf, "\r\n"); line; line = strstr(line + 2, "\r\n"))
+            if (strncasecmp(line + 2, "Retry-After:", 12) == 0)
+                *retry_after = atol(line + 14);
+        return strncmp(buf, "HTTP/1.1 ", 9) == 0 ? atol(buf + 9) : 0;
+    }
+    return 0;
+}
+
+#define PROBES 10
+
+/* Refused one after another, callers are told to wait longer and longer:
+ * about one more second for every second's worth of lookups the queue
+ * finishes. (Before: every one was told 1 s.) */
+Test(overload, retry_after_is_the_callers_place_at_the_drain_rate)
+{
+    pthread_t loader;
+    start_full(&loader);
+    long waits[PROBES];
+    size_t refused = 0;
+    for (size_t i = 0; i < PROBES; i++) {
+        char path[64], url[256];
+        snprintf(path, sizeof path, "/slow?ms=%d&n=probe%zu", SLOW_MS, i);
+        int fd = sv_send_lookup(&broker, hx_origin_url(&origin, false, path, url, sizeof url));
+        long wait = 0;
+        long status = answer_of(fd, 1000, &wait);
+        close(fd);
+        /* A probe that slipped into a freed place is queued, not refused. */
+        if (status == 503)
+            waits[refused++] = wait;
+    }
+    stop_load(loader);
+    char told[PROBES * 8 + 1] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < refused; i++)
+        len += (size_t)snprintf(told + len, sizeof told - len, " %ld", waits[i]);
+    cr_log_info("Retry-After of %zu refused probes:%s", refused, told);
+    cr_assert_geq(refused, PROBES / 2, "only %zu of %d probes were refused: the queue was not full", refused,
+                  PROBES);
+    for (size_t i = 0; i < refused; i++) {
+        cr_assert_geq(waits[i], 1, "probe %zu got no Retry-After:%s", i, told);
+        cr_assert(i == 0 || waits[i] >= waits[i - 1], "a later caller was told a shorter wait:%s", told);
+    }
+    /* One slot, 200 ms lookups: at most ~5 a second drain, so ten refused
+     * callers cannot all come back within the same second. */
+    cr_assert_geq(waits[refused - 1], 2, "every refused caller was told the same wait:%s", told);
+    hx_assert_no_sanitizer_report(&broker);
+}
+
+/* A full queue is answered from the head: the caller does not have to send
+ * its body first (before, the broker read and parsed the body, then refused). */
+Test(overload, a_full_queue_is_refused_before_the_body)
+{
+    pthread_t loader;
+    start_full(&loader);
+    int fd = sv_connect(&broker);
+    const char head[] = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 64\r\n\r\n";
+    cr_assert_eq(send(fd, head, sizeof head - 1, MSG_NOSIGNAL), (ssize_t)(sizeof head - 1));
+    long wait = 0;
+    double sent = hx_now_ms();
+    long status = answer_of(fd, 2000, &wait);
+    double took = hx_now_ms() - sent;
+    close(fd);
+    stop_load(loader);
+    cr_assert_eq(status, 503, "no 503 to a head whose body never came (status %ld after %.0f ms)", status, took);
+    cr_assert_geq(wait, 1, "the 503 carries a Retry-After");
+    hx_assert_no_sanitizer_report(&broker);
+}
