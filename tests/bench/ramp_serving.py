@@ -8,6 +8,8 @@ before the next try. Per level: every HTTP status, connection errors
 the 200s, counted in the level's window (it opens once every client has
 had an answer), and the daemon's CPU time (its zygote's and workers'
 included) per 200: the figure this shared host's noise does not move.
+The load client's own CPU (this process) and the origin's per 200 are shown
+beside it: they share the host's cores with the daemon.
 
 Targets (issue 14): 0 connection errors at every level; 200s/s at c=1024 at
 least 90% of the best level's; p99 at c=64 at most 3x its p50. Exits 1 when
@@ -101,10 +103,15 @@ async def one_lookup(d):
     return int(data.split(b" ", 2)[1]), (time.monotonic() - t0) * 1000, retry
 
 
-async def level(d, c, seconds):
+def own_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+async def level(d, c, seconds, origin_pid):
     """The window opens once every client has had its first answer (the
     opening burst is over) and WARMUP_S has passed, and lasts seconds."""
-    window = {"start": None, "end": None, "cpu": (0.0, 0.0, 0.0)}
+    window = {"start": None, "end": None, "cpu": (0.0, 0.0, 0.0), "side": (0.0, 0.0)}
     first = asyncio.Event()
     answered = 0
     done = []   # (status, ms) of lookups finished inside the window
@@ -114,8 +121,10 @@ async def level(d, c, seconds):
         await first.wait()
         window["start"], window["end"] = time.monotonic(), time.monotonic() + seconds
         window["cpu"] = d.cpu_s()
+        window["side"] = (own_cpu_s(), proc_cpu_s(origin_pid)[0])
         await asyncio.sleep(seconds)
         window["cpu"] = tuple(b - a for a, b in zip(window["cpu"], d.cpu_s()))
+        window["side"] = tuple(b - a for a, b in zip(window["side"], (own_cpu_s(), proc_cpu_s(origin_pid)[0])))
 
     async def client():
         nonlocal answered
@@ -145,6 +154,7 @@ async def level(d, c, seconds):
         "p50": statistics.median(ok) if ok else 0.0,
         "p99": ok[int(0.99 * (len(ok) - 1))] if ok else 0.0,
         "cpu_ms_per_ok": [1000 * x / len(ok) if ok else 0.0 for x in window["cpu"]],
+        "side_ms_per_ok": [1000 * x / len(ok) if ok else 0.0 for x in window["side"]],
     }
 
 
@@ -154,6 +164,7 @@ def show(tag, r):
           f"503={r['counts'].get(503, 0):<6} conn_errors={r['errors']:<4} ok/s={r['ok_per_s']:<7.1f} "
           f"p50={r['p50']:.0f}ms p99={r['p99']:.0f}ms cpu/200={sum(r['cpu_ms_per_ok']):.1f}ms"
           f" (broker {r['cpu_ms_per_ok'][0]:.1f} exec'd {r['cpu_ms_per_ok'][1]:.1f} zygote {r['cpu_ms_per_ok'][2]:.1f})"
+          f" client {r['side_ms_per_ok'][0]:.1f} origin {r['side_ms_per_ok'][1]:.1f}"
           f"{' other=' + str(other) if other else ''}", flush=True)
 
 
@@ -192,7 +203,7 @@ def main():
     try:
         for c in [int(x) for x in a.levels.split(",")]:
             for d in daemons:   # turns, level by level
-                r = asyncio.run(level(d, c, a.seconds))
+                r = asyncio.run(level(d, c, a.seconds, origin.pid))
                 results[d.tag].append(r)
                 show(d.tag, r)
     finally:
