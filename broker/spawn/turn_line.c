@@ -13,7 +13,7 @@
 
 void vf_turn_join(vf_turn_line *l, vf_turn *t)
 {
-    t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    t->wake_fd = -1;   /* made when it has to wait: the head at once costs no descriptor */
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -70,9 +70,24 @@ static vf_turn_rc wait_polling(vf_turn_line *l, vf_turn *t, int cancel_fd, int64
     }
 }
 
+/* Gives t its eventfd, under the lock so that wake() sees either the fd or
+ * nothing. False when t is the head by now, or no eventfd can be had. */
+static bool arm(vf_turn_line *l, vf_turn *t)
+{
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    pthread_mutex_lock(&l->lock);
+    bool waits = l->head != t && fd >= 0;
+    if (waits)
+        t->wake_fd = fd;
+    pthread_mutex_unlock(&l->lock);
+    if (!waits && fd >= 0)
+        close(fd);
+    return waits;
+}
+
 vf_turn_rc vf_turn_wait(vf_turn_line *l, vf_turn *t, int cancel_fd, int64_t until_ms)
 {
-    if (t->wake_fd < 0)
+    if (t->wake_fd < 0 && !arm(l, t))
         return wait_polling(l, t, cancel_fd, until_ms);
     for (;;) {
         /* The turn wins over a cancellation or a deadline that came with it. */
