@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "broker/spawn/cancel_wait.h"
 #include "broker/lookup/resolve_connect.h"
 #include "broker/lookup/robots.h"
 #include "broker/lookup/text_budget.h"
@@ -75,6 +76,12 @@ static int fetch_hop(const vf_broker *b, const vf_tenant_config *tenant, const h
     if (hop > 0)
         snprintf(prefix, sizeof prefix, "redirect hop %u: ", hop);
 
+    /* Cancelled while robots.txt was fetched (or between hops): no worker,
+     * no connection, so the origin never sees the page requested. */
+    if (vf_cancel_fd_fired(cancel_fd)) {
+        force(out, VF_OUTCOME_TRANSPORT_ERROR, 0, "%scancelled: the lookup was abandoned%s", prefix, "");
+        return -1;
+    }
     vf_connection c;
     vf_connect_status cs = vf_resolve_connect(h->host, h->port, &tenant->egress, deadline_ms, &c);
     if (cs != VF_CONNECT_OK) {

@@ -1,11 +1,11 @@
 #include "broker/lookup/robots.h"
 
 #include <curl/curl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/spawn/cancel_wait.h"
 #include "broker/lookup/robots_cache.h"
 #include "broker/lookup/robots_flight.h"
 #include "broker/lookup/robots_rules.h"
@@ -66,12 +66,6 @@ static int fetch_robots(const vf_broker *b, const vf_tenant_config *tenant, cons
     return status;
 }
 
-static bool lookup_cancelled(int cancel_fd)
-{
-    struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
-    return cancel_fd >= 0 && poll(&p, 1, 0) > 0;
-}
-
 /* The verdict on origin's robots.txt: *rules (NULL = allow all) and true,
  * or false when it disallows everything (*status the 5xx it answered).
  * One fetch per origin at a time: a lookup that finds another fetching
@@ -95,7 +89,7 @@ static bool robots_answer(const vf_broker *b, const vf_tenant_config *tenant, co
             }
             *status = fetch_robots(b, tenant, origin, robots_url, deadline_ms, cancel_fd, fetch, rules, len);
             /* A cancelled leader's "unreachable" says nothing about the origin. */
-            bool gone = *status == 0 && lookup_cancelled(cancel_fd);
+            bool gone = *status == 0 && vf_cancel_fd_fired(cancel_fd);
             vf_robots_flight_land(b->rt->robots_flights, origin, gone ? VF_ROBOTS_FLIGHT_AGAIN : *status);
             return *status < 500;
         }
