@@ -35,13 +35,17 @@ static char *slow_body(size_t i, void *arg)
 /* ADMITTED threads, each sending its next lookup as soon as the last is
  * answered: the queue stays full for LOAD_MS, and lookups keep finishing,
  * so the broker measures how fast it drains. */
-static hh_reply load_replies[400];
+/* A loader thread whose place a probe took is refused and asks again at
+ * once, so it can spend hundreds of requests in a second: room for them all,
+ * or the load would stop early and leave the queue with free places. */
+#define LOAD_MAX 20000
+static hh_reply load_replies[LOAD_MAX];
 static double load_until;
 
 static void *keep_full(void *arg)
 {
     (void)arg;
-    hh_lookups_until(broker.socket_path, 400, ADMITTED, slow_body, NULL, 30000, load_until, load_replies);
+    hh_lookups_until(broker.socket_path, LOAD_MAX, ADMITTED, slow_body, NULL, 30000, load_until, load_replies);
     return NULL;
 }
 
@@ -56,7 +60,7 @@ static void start_full(pthread_t *loader)
 static void stop_load(pthread_t loader)
 {
     pthread_join(loader, NULL);
-    for (size_t i = 0; i < 400; i++)
+    for (size_t i = 0; i < LOAD_MAX; i++)
         hh_reply_free(&load_replies[i]);
 }
 
