@@ -11,6 +11,7 @@
 #include "broker/lookup/cancel.h"
 #include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
+#include "proc_inspect.h"
 
 typedef struct {
     vf_worker_slots *slots;
@@ -139,15 +140,8 @@ Test(worker_slots, resize_grows_at_once_and_shrinks_as_slots_return)
 /* How many times thread tid of this process went to sleep voluntarily. */
 static long sleeps_of(int tid)
 {
-    char path[64], line[128];
-    snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
-    FILE *f = fopen(path, "re");
-    cr_assert_not_null(f);
-    long n = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-            n = atol(line + 24);
-    fclose(f);
+    long n = pi_status_number(tid, "voluntary_ctxt_switches");
+    cr_assert_geq(n, 0, "no voluntary_ctxt_switches for thread %d", tid);
     return n;
 }
 

@@ -149,7 +149,7 @@ long pi_fd_count(pid_t pid)
     return n;
 }
 
-long pi_status_kib(pid_t pid, const char *field)
+long pi_status_number(pid_t pid, const char *field)
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -157,14 +157,19 @@ long pi_status_kib(pid_t pid, const char *field)
     if (!f)
         return -1;
     size_t flen = strlen(field);
-    long kib = -1;
+    long n = -1;
     while (fgets(line, sizeof line, f))
         if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            kib = strtol(line + flen + 1, NULL, 10);
+            n = strtol(line + flen + 1, NULL, 10);
             break;
         }
     fclose(f);
-    return kib;
+    return n;
+}
+
+long pi_status_kib(pid_t pid, const char *field)
+{
+    return pi_status_number(pid, field);
 }
 
 bool pi_is_worker(pid_t pid)

@@ -28,6 +28,9 @@ long pi_fd_count(pid_t pid);
 
 /* A "Name:" line of /proc/<pid>/status in KiB ("VmRSS", "VmHWM"), or -1. */
 long pi_status_kib(pid_t pid, const char *field);
+/* The number on a "Name:" line of /proc/<pid>/status, or -1; pid may be a
+ * thread id ("voluntary_ctxt_switches": how often it went to sleep). */
+long pi_status_number(pid_t pid, const char *field);
 
 /* argv[0] starts with "verifetch-worker". */
 bool pi_is_worker(pid_t pid);

@@ -13,6 +13,7 @@
 
 #include "broker/spawn/zygote_client.h"
 #include "harness.h"
+#include "proc_inspect.h"
 
 #define WAITERS 12
 #define SPARE 8   /* more than the pool: every ready worker is taken */
@@ -105,15 +106,8 @@ Test(zygote_order, waiting_lookups_get_workers_in_arrival_order)
 /* How many times thread tid of this process went to sleep voluntarily. */
 static long sleeps_of(int tid)
 {
-    char path[64], line[128];
-    snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
-    FILE *f = fopen(path, "re");
-    cr_assert_not_null(f);
-    long n = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-            n = atol(line + 24);
-    fclose(f);
+    long n = pi_status_number(tid, "voluntary_ctxt_switches");
+    cr_assert_geq(n, 0, "no voluntary_ctxt_switches for thread %d", tid);
     return n;
 }
 
