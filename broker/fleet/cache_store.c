@@ -10,12 +10,6 @@
 
 #define VALUE_MAGIC "vf1\n"
 
-/* KEYS: value [, lock]. ARGV: value, ttl s. */
-static vf_state_script put_script = { .source =
-    "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
-    "if KEYS[2] then redis.call('DEL', KEYS[2]) end\n"
-    "return 1\n" };
-
 /* The JSON of a stored value when usable at now for max_age_ms, else NULL. */
 static char *parse_value(const char *s, size_t n, uint64_t now, uint64_t max_age_ms, uint64_t *fetched_at,
                          uint64_t *expires_at)
@@ -94,14 +88,12 @@ void vf_cache_store_put(vf_state *st, const char *key, const char *lock_key, con
     memcpy(value + hn, json, len);
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%u", ttl_s);
-    int nkeys = lock_key ? 2 : 1;
-    const char *argv[4] = { key, lock_key, value, ttl };
-    size_t lens[4] = { strlen(key), lock_key ? strlen(lock_key) : 0, (size_t)hn + len, strlen(ttl) };
-    if (!lock_key) {   /* shift the args over the absent key */
-        argv[1] = value; lens[1] = lens[2];
-        argv[2] = ttl; lens[2] = lens[3];
-    }
-    vf_state_write_eval(st, &put_script, nkeys, nkeys + 2, argv, lens);
+    /* Two plain writes, no script: one connection keeps them in order, so
+     * the lock goes only after the value is there. */
+    const char *argv[5] = { "SET", key, value, "EX", ttl };
+    size_t lens[5] = { 3, strlen(key), (size_t)hn + len, 2, strlen(ttl) };
+    vf_state_write(st, 5, argv, lens);
+    vf_cache_store_unlock(st, lock_key);
     free(value);
 }
 

@@ -25,8 +25,11 @@ static vf_state_script admission_script = { .source =
     "  if c[2] then out[4] = c[2] end\n"
     "  k = k + 2\n"
     "end\n"
-    "for i = 0, tonumber(ARGV[3]) - 1 do\n"
-    "  out[5 + i] = vf_peek(KEYS[k + i * 2], KEYS[k + i * 2 + 1])\n"
+    "local n = tonumber(ARGV[3])\n"
+    /* Circuits are mostly closed (none of their keys exist): one EXISTS says so for all. */
+    "local any = n > 0 and redis.call('EXISTS', unpack(KEYS, k, k + n * 2 - 1)) > 0\n"
+    "for i = 0, n - 1 do\n"
+    "  out[5 + i] = any and vf_peek(KEYS[k + i * 2], KEYS[k + i * 2 + 1]) or 0\n"
     "end\n"
     "return out\n" };
 

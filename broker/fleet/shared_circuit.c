@@ -36,27 +36,34 @@ static vf_state_script admit_script = { .source =
  * scope its verdict (0 ok, 1 failure, 2 none) and whether this pod holds its probe. */
 static vf_state_script record_script = { .source =
     "local threshold, cooldown, tripped_ms, n = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])\n"
+    "local trs, clear = {}, {}\n"
+    "for i = 0, n - 1 do trs[i + 1] = KEYS[i * 4 + 3] end\n"
+    /* Mostly no scope is tripped: one EXISTS says so for all. */
+    "local any_tripped = redis.call('EXISTS', unpack(trs)) > 0\n"
     "for i = 0, n - 1 do\n"
     "  local f, o, tr, pr = KEYS[i * 4 + 1], KEYS[i * 4 + 2], KEYS[i * 4 + 3], KEYS[i * 4 + 4]\n"
     "  local verdict, held = tonumber(ARGV[5 + i * 2]), tonumber(ARGV[6 + i * 2])\n"
-    "  local is_open = redis.call('EXISTS', o) == 1\n"
-    "  local tripped = redis.call('EXISTS', tr) == 1\n"
+    "  local probing = false\n"   /* tripped and not open: half-open */
+    "  if any_tripped and verdict ~= 2 and redis.call('EXISTS', tr) == 1 then\n"
+    "    probing = redis.call('EXISTS', o) == 0\n"
+    "  end\n"
     "  if verdict == 1 then\n"
     "    local c = redis.call('INCR', f)\n"
     "    redis.call('PEXPIRE', f, 600000)\n"
-    "    if c >= threshold or held == 1 or (tripped and not is_open) then\n"
+    "    if c >= threshold or held == 1 or probing then\n"
     "      redis.call('SET', o, '1', 'PX', cooldown)\n"
     "      redis.call('SET', tr, '1', 'PX', tripped_ms)\n"
     "      redis.call('DEL', f)\n"
     "    end\n"
     "    if held == 1 then redis.call('DEL', pr) end\n"
     "  elseif verdict == 0 then\n"
-    "    redis.call('DEL', f)\n"
-    "    if held == 1 or (tripped and not is_open) then redis.call('DEL', tr, pr) end\n"
+    "    clear[#clear + 1] = f\n"   /* a success ends the run of failures: one DEL for all scopes */
+    "    if held == 1 or probing then redis.call('DEL', tr, pr) end\n"
     "  elseif held == 1 then\n"
     "    redis.call('DEL', pr)\n"
     "  end\n"
     "end\n"
+    "if #clear > 0 then redis.call('DEL', unpack(clear)) end\n"
     "return 1\n" };
 
 typedef struct {

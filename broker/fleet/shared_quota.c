@@ -89,7 +89,7 @@ static void keys_for(const vf_shared_quota *sq, const char *name, char bucket[VF
                      char leases[VF_FLEET_KEY_MAX])
 {
     const char *parts[2] = { sq->scope, name };
-    vf_fleet_key(bucket, vf_state_prefix(sq->st), "q", parts, 2, ":rate");
+    vf_fleet_key(bucket, vf_state_prefix(sq->st), "q", parts, 2, ":bucket");   /* not ":rate": that was a hash */
     vf_fleet_key(leases, vf_state_prefix(sq->st), "q", parts, 2, ":inflight");
 }
 

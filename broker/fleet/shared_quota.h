@@ -18,7 +18,9 @@
 /* Lua: vf_quota(bucket, leases, rpm, burst, concurrent, member, lease_ms)
  * returns {verdict, retry_after_s}: 0 ok, 1 concurrency, 2 rate. Time is the
  * store's (TIME), so pods with skewed clocks share one bucket correctly.
- * Also used inside the lookup's one-trip admission (fleet_admission.c). */
+ * Also used inside the lookup's one-trip admission (fleet_admission.c).
+ * The bucket is one string "units at_ms" (GET, then SET with PX: one write
+ * where a hash needed HSET and PEXPIRE). */
 #define VF_SHARED_QUOTA_LUA \
     "local function vf_quota(kb, kl, rpm, burst, conc, member, lease)\n" \
     "  local t = redis.call('TIME')\n" \
@@ -31,20 +33,20 @@
     "  if rpm > 0 then\n" \
     "    local unit = 60000\n" \
     "    local cap = burst * unit\n" \
-    "    local b = redis.call('HMGET', kb, 'u', 't')\n" \
-    "    local units, at = tonumber(b[1]), tonumber(b[2])\n" \
+    "    local units, at\n" \
+    "    local b = redis.call('GET', kb)\n" \
+    "    if b then units, at = string.match(b, '^(%d+) (%d+)$') end\n" \
+    "    units, at = tonumber(units), tonumber(at)\n" \
     "    if units == nil or at == nil then units, at = cap, now end\n" \
     "    if now > at then units = math.min(cap, units + (now - at) * rpm) end\n" \
     "    if units > cap then units = cap end\n" \
     "    local ttl = math.ceil(cap / rpm) + 60000\n" \
     "    if units < unit then\n" \
-    "      redis.call('HSET', kb, 'u', units, 't', now)\n" \
-    "      redis.call('PEXPIRE', kb, ttl)\n" \
+    "      redis.call('SET', kb, string.format('%d %d', units, now), 'PX', ttl)\n" \
     "      local wait = math.ceil((unit - units) / rpm)\n" \
     "      return {2, math.max(1, math.ceil(wait / 1000))}\n" \
     "    end\n" \
-    "    redis.call('HSET', kb, 'u', units - unit, 't', now)\n" \
-    "    redis.call('PEXPIRE', kb, ttl)\n" \
+    "    redis.call('SET', kb, string.format('%d %d', units - unit, now), 'PX', ttl)\n" \
     "  end\n" \
     "  if conc > 0 then\n" \
     "    redis.call('ZADD', kl, now + lease, member)\n" \

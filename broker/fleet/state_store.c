@@ -10,6 +10,20 @@
 
 #include "broker/log_limit.h"
 
+#define QUEUE_MAX 32u
+/* Unread replies at most: a queue's worth, plus SCRIPT LOAD and a resend per
+ * EVALSHA that met NOSCRIPT. */
+#define PENDING_MAX (QUEUE_MAX * 4u)
+
+/* A deferred write sent and not answered yet: an EVALSHA keeps its script
+ * and RESP, so a NOSCRIPT reply (SCRIPT FLUSH, a restarted server) is
+ * answered by loading the script and sending the write again. */
+typedef struct {
+    vf_state_script *script;   /* NULL: no resend possible or needed */
+    char *cmd;
+    int len;
+} pending;
+
 struct vf_state {
     pthread_mutex_t lock;
     redisContext *ctx;         /* NULL while disconnected */
@@ -19,6 +33,10 @@ struct vf_state {
     unsigned backoff_ms;
     bool failing;              /* the last operation failed */
     unsigned unread;           /* replies to deferred writes not read yet (they come first) */
+    pending sent[PENDING_MAX]; /* what each unread reply answers, oldest at sent_at */
+    unsigned sent_at;
+    pending stash[PENDING_MAX];  /* writes that met NOSCRIPT, to send again */
+    unsigned n_stash;
     atomic_uint_fast64_t errors;
     atomic_uint_fast64_t trips;   /* times a caller waited for a reply */
     vf_state_error_fn on_error;
@@ -77,6 +95,52 @@ void vf_state_free(vf_state *s)
     free(s);
 }
 
+/* Caller holds the lock. Forgets the unread replies (the connection is gone). */
+static void pending_drop(vf_state *s)
+{
+    for (unsigned i = 0; i < s->unread; i++)
+        redisFreeCommand(s->sent[(s->sent_at + i) % PENDING_MAX].cmd);
+    for (unsigned i = 0; i < s->n_stash; i++)
+        redisFreeCommand(s->stash[i].cmd);
+    s->unread = 0;
+    s->sent_at = 0;
+    s->n_stash = 0;
+}
+
+/* Caller holds the lock and a connection: cmd into the output buffer, its
+ * reply owed (cmd is kept for a resend when script is set, else freed). */
+static void pending_send(vf_state *s, vf_state_script *script, char *cmd, int len)
+{
+    if (s->unread == PENDING_MAX || redisAppendFormattedCommand(s->ctx, cmd, (size_t)len) != REDIS_OK) {
+        redisFreeCommand(cmd);
+        return;
+    }
+    pending *p = &s->sent[(s->sent_at + s->unread++) % PENDING_MAX];
+    p->script = script;
+    p->cmd = script ? cmd : NULL;
+    p->len = len;
+    if (!script)
+        redisFreeCommand(cmd);
+}
+
+/* Caller holds the lock and a connection, with no reply owed: the writes
+ * that met NOSCRIPT go again, each behind SCRIPT LOAD (once: a resend
+ * carries no script). Only here, so replies keep arriving in the order sent. */
+static void resend_noscript(vf_state *s)
+{
+    for (unsigned i = 0; i < s->n_stash; i++) {
+        const char *argv[3] = { "SCRIPT", "LOAD", s->stash[i].script->source };
+        char *load = NULL;
+        int n = redisFormatCommandArgv(&load, 3, argv, NULL);
+        if (n >= 0)
+            pending_send(s, NULL, load, n);
+        pending_send(s, NULL, s->stash[i].cmd, s->stash[i].len);
+    }
+    s->n_stash = 0;
+}
+
+static void note_failure(vf_state *s, bool drop_connection);
+
 /* Caller holds the lock. */
 static void note_failure(vf_state *s, bool drop_connection)
 {
@@ -85,7 +149,7 @@ static void note_failure(vf_state *s, bool drop_connection)
     if (drop_connection && s->ctx) {
         redisFree(s->ctx);
         s->ctx = NULL;
-        s->unread = 0;
+        pending_drop(s);
     }
     if (!s->ctx) {
         s->retry_at_ms = mono_ms() + s->backoff_ms;
@@ -131,13 +195,12 @@ static bool ensure_connected(vf_state *s)
  * vf_state_defer_send. Their replies are read by whoever uses the connection
  * next (s->unread), so no one waits a round trip for them. */
 
-#define QUEUE_MAX 32u
-
 typedef struct {
     bool open;
     unsigned n;
     char *cmd[QUEUE_MAX];     /* RESP, from redisFormatCommandArgv */
     int len[QUEUE_MAX];
+    vf_state_script *script[QUEUE_MAX];   /* set for an EVALSHA */
 } write_queue;
 
 /* initial-exec: a plain TLS offset, no __tls_get_addr call (which would make
@@ -161,9 +224,17 @@ static bool read_unread(vf_state *s)
             note_failure(s, true);
             return false;
         }
+        pending p = s->sent[s->sent_at];
+        s->sent_at = (s->sent_at + 1) % PENDING_MAX;
         s->unread--;
         redisReply *r = reply;
-        if (r && r->type == REDIS_REPLY_ERROR) {
+        bool stashed = r && r->type == REDIS_REPLY_ERROR && p.script && strncmp(r->str, "NOSCRIPT", 8) == 0 &&
+                       s->n_stash < PENDING_MAX;
+        if (stashed)
+            s->stash[s->n_stash++] = p;   /* resend_noscript sends it again */
+        else
+            redisFreeCommand(p.cmd);
+        if (r && r->type == REDIS_REPLY_ERROR && !stashed) {
             if (vf_log_limit_take("state_store_error"))
                 fprintf(stderr, "verifetchd: shared state write failed: %.200s\n", r->str);
             note_failure(s, false);
@@ -173,13 +244,24 @@ static bool read_unread(vf_state *s)
     return s->ctx != NULL;
 }
 
+static void write_out(vf_state *s);
+
+/* Caller holds the lock. Every owed reply read; writes that met NOSCRIPT
+ * queued again at the front of the output. */
+static bool catch_up(vf_state *s)
+{
+    if (!read_unread(s))
+        return false;
+    resend_noscript(s);
+    return true;
+}
+
 /* Caller holds the lock and a connection: this thread's queue into the output buffer. */
 static void append_queue(vf_state *s)
 {
     for (unsigned i = 0; i < queue.n; i++)
-        if (redisAppendFormattedCommand(s->ctx, queue.cmd[i], (size_t)queue.len[i]) == REDIS_OK)
-            s->unread++;
-    queue_clear();
+        pending_send(s, queue.script[i], queue.cmd[i], queue.len[i]);   /* takes the command */
+    queue.n = 0;
 }
 
 /* Caller holds the lock and a connection. NULL after counting a failure;
@@ -187,7 +269,7 @@ static void append_queue(vf_state *s)
  * writes go out in the same write(), ahead of the command. */
 static redisReply *run(vf_state *s, int argc, const char **argv, const size_t *lens, bool keep_errors)
 {
-    if (!read_unread(s))
+    if (!catch_up(s))
         return NULL;
     append_queue(s);
     if (redisAppendCommandArgv(s->ctx, argc, argv, lens) != REDIS_OK) {
@@ -202,6 +284,10 @@ static redisReply *run(vf_state *s, int argc, const char **argv, const size_t *l
     if (!r) {
         note_failure(s, true);   /* I/O error or timeout: the connection is unusable */
         return NULL;
+    }
+    if (s->n_stash) {   /* nothing is owed now: the resends go out, their replies read later */
+        resend_noscript(s);
+        write_out(s);
     }
     if (r->type == REDIS_REPLY_ERROR && !keep_errors) {
         freeReplyObject(r);
@@ -312,7 +398,7 @@ static void write_out(vf_state *s)
 static void send_queue(vf_state *s)
 {
     pthread_mutex_lock(&s->lock);
-    if (ensure_connected(s) && read_unread(s)) {
+    if (ensure_connected(s) && catch_up(s)) {
         append_queue(s);
         write_out(s);
     }
@@ -320,7 +406,7 @@ static void send_queue(vf_state *s)
     pthread_mutex_unlock(&s->lock);
 }
 
-static void enqueue(vf_state *s, int argc, const char **argv, const size_t *lens)
+static void enqueue(vf_state *s, vf_state_script *script, int argc, const char **argv, const size_t *lens)
 {
     if (queue.n == QUEUE_MAX)
         send_queue(s);
@@ -329,6 +415,7 @@ static void enqueue(vf_state *s, int argc, const char **argv, const size_t *lens
     if (len < 0)
         return;
     queue.cmd[queue.n] = cmd;
+    queue.script[queue.n] = script;
     queue.len[queue.n++] = len;
 }
 
@@ -337,7 +424,7 @@ void vf_state_write(vf_state *s, int argc, const char **argv, const size_t *lens
     if (!s)
         return;
     if (queue.open) {
-        enqueue(s, argc, argv, lens);
+        enqueue(s, NULL, argc, argv, lens);
         return;
     }
     redisReply *r = vf_state_command(s, argc, argv, lens);
@@ -359,8 +446,15 @@ void vf_state_write_eval(vf_state *s, vf_state_script *script, int nkeys, int ar
     eval_args e;
     if (!eval_args_fill(&e, nkeys, argc, argv, lens))
         return;
-    eval_args_source(&e, script);   /* the full script: a queued write can never meet NOSCRIPT */
-    enqueue(s, e.argc, e.av, e.al);
+    /* By hash: a NOSCRIPT reply is answered when it is read (pending_resend). */
+    pthread_mutex_lock(&s->lock);
+    script_sha(script);
+    pthread_mutex_unlock(&s->lock);
+    e.av[0] = "EVALSHA";
+    e.al[0] = 7;
+    e.av[1] = script->sha1;
+    e.al[1] = 40;
+    enqueue(s, script, e.argc, e.av, e.al);
 }
 
 void vf_state_defer_begin(void)
@@ -383,8 +477,8 @@ void vf_state_settle(vf_state *s)
     if (!s)
         return;
     pthread_mutex_lock(&s->lock);
-    if (s->unread)
-        read_unread(s);
+    if (s->unread && catch_up(s) && s->unread)
+        write_out(s);   /* resends of writes that met NOSCRIPT */
     pthread_mutex_unlock(&s->lock);
 }
 

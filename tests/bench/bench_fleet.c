@@ -109,6 +109,34 @@ static long long redis_commands(redisContext *c)
     return n;
 }
 
+/* Server-side time per lookup since the last CONFIG RESETSTAT (INFO
+ * commandstats, the probe's own INFO and PINGs included: they are ~1 us
+ * each), and the scripts' calls and time per call; then resets. */
+static void redis_server_time(redisContext *c, const char *phase, int lookups)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO commandstats");
+    double usec = 0;
+    char scripts[256] = "";
+    size_t used = 0;
+    for (const char *p = strstr(r->str, "cmdstat_"); p; p = strstr(p + 1, "cmdstat_")) {
+        char name[48];
+        long long calls = 0;
+        double total = 0, per = 0;
+        if (sscanf(p, "cmdstat_%47[^:]:calls=%lld,usec=%lf,usec_per_call=%lf", name, &calls, &total, &per) != 4)
+            continue;
+        usec += total;
+        if ((strcmp(name, "evalsha") == 0 || strcmp(name, "eval") == 0) && used < sizeof scripts)
+            used += (size_t)snprintf(scripts + used, sizeof scripts - used, " %s %.2f/lookup at %.1f us;", name,
+                                     (double)calls / lookups, per);
+    }
+    freeReplyObject(r);
+    printf("  redis-server time per %s lookup %.1f us (INFO commandstats);%s\n", phase, usec / lookups, scripts);
+    r = redisCommand(c, "CONFIG RESETSTAT");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CONFIG RESETSTAT");
+    freeReplyObject(r);
+}
+
 /* One PING round trip on an open connection: the floor under every command. */
 static double redis_rtt_ms(redisContext *c)
 {
@@ -162,6 +190,7 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
     static double lat_local[ROUNDS], lat_shared[ROUNDS], paired[ROUNDS], rtt[ROUNDS];
     redisContext *probe = redisConnect("127.0.0.1", redis.port);
     cr_assert(probe && !probe->err, "probe connection to redis");
+    freeReplyObject(redisCommand(probe, "CONFIG RESETSTAT"));
     double trips0 = metric(&cs, "verifetch_state_round_trips_total");
     long long cmds0 = redis_commands(probe);
     double c0l = cpu_ms(local.hx.pid), c0s = cpu_ms(shared.hx.pid), c0r = cpu_ms(redis.pid);
@@ -179,12 +208,14 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
     /* Minus the probe's own INFO and PINGs. */
     double cmds_per_lookup = (double)(redis_commands(probe) - cmds0 - 1 - ROUNDS) / ROUNDS;
     double trips = (metric(&cs, "verifetch_state_round_trips_total") - trips0) / ROUNDS;
+    redis_server_time(probe, "cache-miss", ROUNDS);
 
     /* Cache hits, 10 KiB page: one miss fills, then hits. On the shared
      * broker a hit is served by its in-process tier after the fleet-wide quota. */
     const char *page = "/big?bytes=10240";
     timed_lookup(&cs, &origin, page, "miss");
     timed_lookup(&cl, &origin, page, "miss");
+    freeReplyObject(redisCommand(probe, "CONFIG RESETSTAT"));
     double trips_h0 = metric(&cs, "verifetch_state_round_trips_total");
     static double hit_local[ROUNDS], hit_shared[ROUNDS], floor_local[ROUNDS], floor_shared[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
@@ -194,6 +225,7 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
         floor_shared[i] = timed_health(&cs);
     }
     double trips_hit = (metric(&cs, "verifetch_state_round_trips_total") - trips_h0) / ROUNDS;
+    redis_server_time(probe, "cache-hit", ROUNDS);
     /* The old client (new connection per request), for comparison with earlier figures. */
     enum { CURL_ROUNDS = 50 };
     static double curl_hit[CURL_ROUNDS], curl_floor[CURL_ROUNDS];
