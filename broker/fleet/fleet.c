@@ -34,7 +34,8 @@ static int tenant_acquire(void *ctx, const char *name, const vf_quota_limits *l,
 static void tenant_release(void *ctx, const char *name)
 {
     vf_fleet *f = ctx;
-    vf_shared_quota_release(f->tenant_q, name);
+    if (!vf_fleet_plan_leaseless(name))
+        vf_shared_quota_release(f->tenant_q, name);
 }
 
 vf_fleet *vf_fleet_new(vf_quota *tenant_quota, vf_circuit_registry *circuits, vf_metrics *metrics,

@@ -38,6 +38,9 @@ struct vf_fleet {
  * prepared, use the plain quota script. */
 bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
                          unsigned *retry_after_s, int *decided);
+/* fleet_lookup.c: true once when this thread's lookup was admitted for
+ * tenant name without a lease (a hit found ahead): its release is a no-op. */
+bool vf_fleet_plan_leaseless(const char *name);
 /* fleet_lookup.c: the end of this thread's lookup (before its writes go):
  * gives back what the plan took and the lookup never used. */
 void vf_fleet_plan_end(vf_fleet *f);

@@ -279,6 +279,7 @@ typedef struct {
     char host[VF_CIRCUIT_HOST_MAX + 1];
     bool has_host;
     char *lru_json;                   /* an in-process hit found ahead */
+    bool leaseless;                   /* its tenant quota took no lease: nothing to release */
     uint64_t lru_fetched_at;
     vf_flight *led;                   /* this key's fetcher in this process, until the lookup takes it */
     bool claimed;                     /* claim is the store's answer, until the lookup takes it */
@@ -370,6 +371,10 @@ bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l
     if (!vf_shared_quota_prepare(f->tenant_q, name, l, &call))
         return false;   /* nothing counted fleet-wide: the claim goes alone */
     plan.ran = true;
+    if (plan.lru_json) {   /* answered once admitted: no lease, so no release to write after */
+        vf_shared_quota_leaseless(&call);
+        plan.leaseless = true;
+    }
     vf_admission a = { .quota = &call };
     if (plan.led) {
         a.key = plan.key;
@@ -404,6 +409,14 @@ char *vf_fleet_ready_hit(const vf_broker *b, const vf_tenant_config *t, const vf
     if (json)
         *len = strlen(json);
     return json;
+}
+
+bool vf_fleet_plan_leaseless(const char *name)
+{
+    if (!plan.active || !plan.leaseless || strcmp(plan.t->name, name) != 0)
+        return false;
+    plan.leaseless = false;   /* one release */
+    return true;
 }
 
 void vf_fleet_plan_end(vf_fleet *f)

@@ -105,6 +105,7 @@ bool vf_shared_quota_prepare(vf_shared_quota *sq, const char *name, const vf_quo
         return false;
     pthread_mutex_lock(&sq->lock);
     call->seq = ++sq->next_seq;
+    call->leaseless = false;
     pthread_mutex_unlock(&sq->lock);
     keys_for(sq, name, call->bucket, call->leases);
     member_of(sq, call->seq, call->member, sizeof call->member);
@@ -113,6 +114,12 @@ bool vf_shared_quota_prepare(vf_shared_quota *sq, const char *name, const vf_quo
     snprintf(call->conc, sizeof call->conc, "%u", l->max_concurrent);
     snprintf(call->lease, sizeof call->lease, "%u", VF_SHARED_LEASE_MS);
     return true;
+}
+
+void vf_shared_quota_leaseless(vf_shared_quota_call *call)
+{
+    call->leaseless = true;
+    snprintf(call->lease, sizeof call->lease, "0");
 }
 
 void vf_shared_quota_args(const vf_shared_quota_call *call, const char **keys, const char **args)
@@ -132,7 +139,7 @@ void vf_shared_quota_decided(vf_shared_quota *sq, const char *name, const vf_quo
 {
     *v = code == 0 ? VF_QUOTA_OK : code == 1 ? VF_QUOTA_CONCURRENCY : VF_QUOTA_RATE;
     *retry_after_s = code == 0 ? 0 : (unsigned)(retry < 1 ? 1 : retry > 3600 ? 3600 : retry);
-    if (*v != VF_QUOTA_OK || !l->max_concurrent)
+    if (*v != VF_QUOTA_OK || !l->max_concurrent || call->leaseless)
         return;
     pthread_mutex_lock(&sq->lock);
     held *h = find_held(sq, name, true);

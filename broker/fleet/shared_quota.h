@@ -48,7 +48,7 @@
     "    end\n" \
     "    redis.call('SET', kb, string.format('%d %d', units - unit, now), 'PX', ttl)\n" \
     "  end\n" \
-    "  if conc > 0 then\n" \
+    "  if conc > 0 and lease > 0 then\n" \
     "    redis.call('ZADD', kl, now + lease, member)\n" \
     "    redis.call('PEXPIRE', kl, lease)\n" \
     "  end\n" \
@@ -62,6 +62,7 @@ typedef struct {
     uint64_t seq;
     char bucket[VF_FLEET_KEY_MAX], leases[VF_FLEET_KEY_MAX];
     char member[48], rpm[16], burst[16], conc[16], lease[16];
+    bool leaseless;   /* admits within the concurrency limit without taking a lease */
 } vf_shared_quota_call;
 
 /* scope names the counter family ("tenant", "pkey"); it is hashed into keys. */
@@ -82,6 +83,11 @@ void vf_shared_quota_args(const vf_shared_quota_call *call, const char **keys, c
 void vf_shared_quota_decided(vf_shared_quota *sq, const char *name, const vf_quota_limits *l,
                              const vf_shared_quota_call *call, long long code, long long retry,
                              vf_quota_verdict *v, unsigned *retry_after_s);
+
+/* Sets call to check the concurrency limit without taking a lease (lease
+ * ms 0): for a lookup that ends as soon as it is admitted (a hit found ahead
+ * in this process), so it needs no release, no write after its answer. */
+void vf_shared_quota_leaseless(vf_shared_quota_call *call);
 
 /* Gives back one lease taken for name by this process, if any. */
 void vf_shared_quota_release(void *sq, const char *name);
