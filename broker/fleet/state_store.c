@@ -95,6 +95,8 @@ void vf_state_free(vf_state *s)
     free(s);
 }
 
+static void note_failure(vf_state *s, bool drop_connection);
+
 /* Caller holds the lock. Forgets the unread replies (the connection is gone). */
 static void pending_drop(vf_state *s)
 {
@@ -113,6 +115,7 @@ static void pending_send(vf_state *s, vf_state_script *script, char *cmd, int le
 {
     if (s->unread == PENDING_MAX || redisAppendFormattedCommand(s->ctx, cmd, (size_t)len) != REDIS_OK) {
         redisFreeCommand(cmd);
+        note_failure(s, false);   /* a write lost is counted, never silent */
         return;
     }
     pending *p = &s->sent[(s->sent_at + s->unread++) % PENDING_MAX];
@@ -138,8 +141,6 @@ static void resend_noscript(vf_state *s)
     }
     s->n_stash = 0;
 }
-
-static void note_failure(vf_state *s, bool drop_connection);
 
 /* Caller holds the lock. */
 static void note_failure(vf_state *s, bool drop_connection)
