@@ -1,7 +1,7 @@
 /* The lookup cache's shared-store tier: values and the fleet-wide fetch
  * lock in Redis. "The value, or else the lock" runs inside the lookup's one
  * admission trip (fleet_admission.c); "store the value and drop the lock" is
- * one script, a deferred write nobody waits for. A store that is down
+ * a SET and a DEL, deferred writes nobody waits for. A store that is down
  * answers like an empty one that grants every lock: the pod fetches. */
 #ifndef VERIFETCH_FLEET_CACHE_STORE_H
 #define VERIFETCH_FLEET_CACHE_STORE_H
