@@ -14,7 +14,6 @@
 #include "broker/lookup/page_budget.h"
 #include "broker/lookup/text_budget.h"
 #include "broker/judge/receipt.h"
-#include "broker/judge/redact_page.h"
 #include "broker/spawn/worker_slot.h"
 #include "ipc/ipc_frame.h"
 #include "policy/ordering.h"
@@ -50,8 +49,8 @@ static void run_provider(const vf_broker *b, const vf_tenant_config *t, const vf
     snprintf(out->detail, sizeof out->detail, "provider kind not supported by this broker");
 }
 
-/* Judge one provider's result; true when the page is usable. The text is
- * redacted first and judged as redacted: must_contain, min_chars and
+/* Judge one provider's result; true when the page is usable. The text was
+ * redacted before (vf_page_redact_within) and is judged as redacted: must_contain, min_chars and
  * content_chars then see exactly what the caller will, so they cannot be
  * used as an oracle on hidden text. */
 static bool judge(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
@@ -61,11 +60,6 @@ static bool judge(const vf_broker *b, const vf_tenant_config *t, const vf_lookup
     if (f->forced != VF_OUTCOME_OK) {
         rec->outcome = f->forced;
         snprintf(rec->detail, sizeof rec->detail, "%s", f->detail);
-        return false;
-    }
-    if (vf_redact_page_text(b->redactor, &f->text, &f->text_len) != 0) {
-        rec->outcome = VF_OUTCOME_TRANSPORT_ERROR;
-        snprintf(rec->detail, sizeof rec->detail, "broker out of memory");
         return false;
     }
     vf_page_evidence ev;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "broker/judge/safe_text.h"
+#include "broker/judge/redact_page.h"
 
 int64_t vf_postprocess_deadline(int64_t attempt_deadline_ms, int64_t now_ms)
 {
@@ -13,17 +13,14 @@ int64_t vf_postprocess_deadline(int64_t attempt_deadline_ms, int64_t now_ms)
 
 bool vf_page_redact_within(const vf_redactor *r, vf_fetch_outcome *f, int64_t deadline_ms)
 {
-    if (f->forced != VF_OUTCOME_OK || !f->text)
+    if (f->forced != VF_OUTCOME_OK)
         return true;
     size_t kib = f->text_len >> 10;
-    /* Redacted and cleaned as the receipt will clean it (safe_text.h), each
-     * step in place when it changes nothing (no copy of the page then). */
-    vf_redact_status st = vf_redact_text_in_place(r, &f->text, &f->text_len, deadline_ms);
-    if (st == VF_REDACT_OK) {
-        if (vf_model_text_clean_in_place(&f->text, &f->text_len) == 0)
-            return true;
-        st = VF_REDACT_NOMEM;
-    }
+    /* As the caller will receive it (redact_page.h), each step in place
+     * when it changes nothing (no copy of the page then). */
+    vf_redact_status st = vf_redact_page_text(r, &f->text, &f->text_len, deadline_ms);
+    if (st == VF_REDACT_OK)
+        return true;
     free(f->text);
     f->text = NULL;
     f->text_len = 0;

@@ -21,8 +21,8 @@
  * attempt_deadline_ms (both vf_now_ms clock). */
 int64_t vf_postprocess_deadline(int64_t attempt_deadline_ms, int64_t now_ms);
 
-/* Replaces f->text by its redacted and cleaned form (safe_text.h), so it is
- * judged as the caller will see it. On failure f becomes a forced transport_error whose detail names
+/* Replaces f->text by its redacted, cleaned and sanitized form
+ * (vf_redact_page_text), so it is judged as the caller will see it. On failure f becomes a forced transport_error whose detail names
  * the budget (or memory) and false is returned. */
 bool vf_page_redact_within(const vf_redactor *r, vf_fetch_outcome *f, int64_t deadline_ms);
 

@@ -18,6 +18,7 @@ build() {
 }
 build fuzz_ipc_decode tests/ipc/fuzz_ipc_decode.c ipc/*.c $(pkg-config --cflags --libs msgpack)
 build fuzz_redact tests/text/fuzz_redact.c broker/judge/redact*.c broker/judge/secret_spelling.c broker/judge/classify.c broker/judge/utf8_text.c \
+  broker/judge/safe_text.c \
   broker/judge/wall.c broker/judge/wall_judge.c broker/judge/wall_phrases*.c broker/judge/text_fold.c -lpcre2-8 -lutf8proc
 build fuzz_redact_linear tests/text/fuzz_redact_linear.c $(ls broker/judge/redact*.c | grep -v redact_page) \
   broker/judge/secret_spelling.c -lpcre2-8 -lutf8proc

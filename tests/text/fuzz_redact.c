@@ -9,7 +9,10 @@
  *    stated length, and no configured secret occurs in it;
  *  - vf_utf8_sanitize returns valid UTF-8 without NUL, stable when applied
  *    again, and vf_utf8_count agrees with a byte-by-byte count;
- *  - vf_classify returns a known outcome and a NUL-terminated detail. */
+ *  - vf_classify returns a known outcome and a NUL-terminated detail;
+ *  - the broker's page path (vf_redact_page_text: redacted a second time
+ *    only when redaction or cleaning changed the text) gives the bytes of
+ *    redact, clean, redact again, sanitize, every step on a fresh copy. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,8 @@
 
 #include "broker/judge/classify.h"
 #include "broker/judge/redact.h"
+#include "broker/judge/redact_page.h"
+#include "broker/judge/safe_text.h"
 #include "broker/judge/text_fold.h"
 #include "broker/judge/utf8_text.h"
 
@@ -97,6 +102,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(text == before || n != size || memcmp(out, data, size) != 0, "an unchanged text was copied");
     free(text);
     free(out);
+
+    text = malloc(size + 1);
+    check(text != NULL, "malloc");
+    memcpy(text, data, size);
+    text[size] = '\0';
+    text_len = size;
+    check(vf_redact_page_text(r, &text, &text_len, 0) == VF_REDACT_OK, "page redaction failed");
+    size_t l1 = 0, l2 = 0, l3 = 0, l4 = 0;
+    char *red = vf_redact_text(r, (const char *)data, size, &l1);
+    char *cleaned = red ? vf_model_text_clean(red, l1, &l2) : NULL;
+    char *red2 = cleaned ? vf_redact_text(r, cleaned, l2, &l3) : NULL;
+    char *page = red2 ? vf_utf8_sanitize(red2, l3, &l4) : NULL;
+    check(page != NULL, "whole-text page path failed");
+    check(text_len == l4 && memcmp(text, page, l4 + 1) == 0, "page redaction differs from the two-pass path");
+    check_redacted(text, text_len);
+    free(red);
+    free(cleaned);
+    free(red2);
+    free(page);
+    free(text);
 
     char *url = malloc(size + 1);
     check(url != NULL, "malloc");
