@@ -1,34 +1,57 @@
 #include "broker/judge/paginate.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "broker/judge/utf8_text.h"
 
 static bool is_cont(unsigned char c)
 {
     return (c & 0xC0) == 0x80;
 }
 
-/* Byte offset of code point index idx (len when past the end); *chars gets
- * the code points actually passed. */
+/* Non-continuation bytes among the eight at p (the code points they start). */
+static size_t leads_in_word(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t cont = (w & ~(w << 1) & UINT64_C(0x8080808080808080)) >> 7;
+    return 8 - (size_t)((cont * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* Byte offset of code point index idx counted from `from` (len when past
+ * the end); *chars gets the code points actually passed. The first step
+ * passes s[from] and every step ends on the next non-continuation byte, so
+ * the answer is the idx-th such byte after `from`: whole words are skipped
+ * while they hold fewer than are still needed (a 1 MiB page is one pass). */
 static size_t byte_at(const char *s, size_t len, size_t from, size_t idx, size_t *chars)
 {
-    size_t k = 0, i = from;
-    while (i < len && k < idx) {
-        i++;
-        while (i < len && is_cont((unsigned char)s[i]))
-            i++;
-        k++;
+    if (from >= len || idx == 0) {
+        *chars = 0;
+        return from;
     }
-    *chars = k;
-    return i;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t want = idx, i = from + 1;
+    while (len - i >= 8) {
+        size_t leads = leads_in_word(p + i);
+        if (leads >= want)
+            break;
+        want -= leads;
+        i += 8;
+    }
+    for (; i < len; i++)
+        if (!is_cont(p[i]) && --want == 0) {
+            *chars = idx;
+            return i;
+        }
+    *chars = idx - want + 1;
+    return len;
 }
 
 static size_t count_cp(const char *s, size_t from, size_t to)
 {
-    size_t k = 0;
-    for (size_t i = from; i < to; i++)
-        k += !is_cont((unsigned char)s[i]);
-    return k;
+    return vf_utf8_count(s + from, to - from);
 }
 
 /* Latest boundary in (floor, end]: the byte offset just after it, or 0. */
