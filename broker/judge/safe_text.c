@@ -51,19 +51,42 @@ bool vf_model_text_drops(unsigned cp)
            (cp >= 0x2066 && cp <= 0x2069);              /* isolates */
 }
 
+/* Whether the eight bytes at p are all printable ASCII (0x20..0x7E): no
+ * high bit, none below 0x20 (the borrow trick, exact for "any" below 0x80)
+ * and no DEL (a zero byte once 0x7F is xored away). */
+static bool printable_word(const unsigned char *p)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    uint64_t w, del;
+    memcpy(&w, p, 8);
+    del = w ^ (ones * 0x7F);
+    return !((w & high) | ((w - ones * 0x20) & ~w & high) | ((del - ones) & ~del & high));
+}
+
 bool vf_model_text_is_clean(const char *in, size_t len)
 {
     const unsigned char *s = (const unsigned char *)in;
-    for (size_t i = 0; i < len;) {
-        if (s[i] >= 0x20 && s[i] < 0x7F) { /* the common case, one compare each */
-            i++;
+    size_t i = 0;
+    while (i < len) {
+        if (len - i >= 8 && printable_word(s + i)) { /* the common case, a word at a time */
+            i += 8;
             continue;
         }
-        uint32_t cp;
-        size_t n = decode(s + i, len - i, &cp);
-        if (cp == '\r' || cp == 0x2028 || cp == 0x2029 || (cp != 0xFFFFFFFFu && vf_model_text_drops(cp)))
-            return false;
-        i += n;
+        /* Something in these eight bytes (or the tail) needs a look: they go
+         * one code point at a time, so text that is mostly multibyte is not
+         * tested as a word again at every byte. */
+        size_t stop = len - i >= 8 ? i + 8 : len;
+        while (i < stop) {
+            if (s[i] >= 0x20 && s[i] < 0x7F) {
+                i++;
+                continue;
+            }
+            uint32_t cp;
+            size_t n = decode(s + i, len - i, &cp);
+            if (cp == '\r' || cp == 0x2028 || cp == 0x2029 || (cp != 0xFFFFFFFFu && vf_model_text_drops(cp)))
+                return false;
+            i += n;
+        }
     }
     return true;
 }

@@ -109,3 +109,49 @@ Test(safe_text, bulk_ascii_runs_clean_as_the_code_point_loop)
         free(got);
     }
 }
+
+/* vf_model_text_is_clean tests eight bytes at a time: it must still say
+ * "clean" exactly when cleaning changes nothing, for every byte value in
+ * every lane of a word, and for mixtures of the pieces above. */
+static bool clean_keeps(const unsigned char *in, size_t len)
+{
+    char out[64];
+    return ref_clean(in, len, out) == len && memcmp(out, in, len) == 0;
+}
+
+Test(safe_text, is_clean_says_whether_cleaning_changes_anything)
+{
+    unsigned char in[40];
+    for (size_t pos = 0; pos < 24; pos++)
+        for (unsigned b = 0; b < 256; b++) {
+            memset(in, 'a', sizeof in);
+            in[pos] = (unsigned char)b;
+            for (size_t len = pos + 1; len <= 24; len += 7) {
+                /* an allocation of exactly len bytes: a read past it trips ASan */
+                char *exact = malloc(len);
+                cr_assert_not_null(exact);
+                memcpy(exact, in, len);
+                cr_assert_eq(vf_model_text_is_clean(exact, len), clean_keeps(in, len),
+                             "byte 0x%02X at %zu of %zu", b, pos, len);
+                free(exact);
+            }
+        }
+    static const char *const pieces[] = {
+        "abcdefgh", "a", " ", "~", "\t", "\n", "\r", "\x7f", "\x1b", "\xc2\x85", "\xe2\x80\xa8",
+        "\xe2\x80\xae", "\xc3\xa9", "\xf0\x9f\x98\x80", "\xc3", "\x80",
+    };
+    size_t np = sizeof pieces / sizeof pieces[0];
+    uint32_t x = 2463534242u;
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0;
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        for (size_t k = x % 6; k > 0; k--) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            /* mostly plain runs, now and then one piece that needs cleaning */
+            const char *p = x % 3 ? pieces[0] : pieces[x % np];
+            memcpy(in + len, p, strlen(p));
+            len += strlen(p);
+        }
+        cr_assert_eq(vf_model_text_is_clean((const char *)in, len), clean_keeps(in, len), "round %d", round);
+    }
+}
