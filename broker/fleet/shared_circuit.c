@@ -151,6 +151,19 @@ static int from_peek(const char *tenant, const char *provider, const char *host,
     return -1;
 }
 
+/* true when this thread's lookup read every scope of (tenant, provider[,
+ * host]) closed with nothing tripped. */
+static bool peeked_closed(const char *tenant, const char *provider, const char *host)
+{
+    for (unsigned i = 0; i < peeks.n; i++) {
+        const peek *p = &peeks.p[i];
+        if (strcmp(p->tenant, tenant) == 0 && strcmp(p->provider, provider) == 0 && p->has_host == (host != NULL) &&
+            (!host || strcmp(p->host, host) == 0))
+            return p->state[0] == 0 && (!host || p->state[1] == 0);
+    }
+    return false;
+}
+
 static void push_keys(const scope_keys *sk, const char **argv, int *argc)
 {
     for (int s = 0; s < sk->n; s++)
@@ -199,6 +212,14 @@ static void record(void *ctx, const char *tenant, const char *provider, const ch
     vf_state *st = ctx;
     scope_keys sk;
     make_keys(st, tenant, provider, host, &sk);
+    if (!provider_failure && !content_failure && probe_mask == 0 && peeked_closed(tenant, provider, host)) {
+        /* A success on circuits read closed, holding no probe, only ends the
+         * run of failures: one DEL, no script. (One tripped since by another
+         * pod stays so until its probe: this lookup was not that probe.) */
+        const char *del[3] = { "DEL", sk.k[0][0], sk.k[1][0] };
+        vf_state_write(st, 1 + sk.n, del, NULL);
+        return;
+    }
     const char *argv[24];
     int argc = 0;
     push_keys(&sk, argv, &argc);

@@ -3,6 +3,7 @@
  * no write. The lookup's own script meets NOSCRIPT and is sent again in full;
  * a deferred write sent by hash (the circuit record) meets it after the answer
  * and is sent again behind SCRIPT LOAD, with no error counted. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +54,19 @@ Test(fleet_scripts, a_flushed_script_cache_fails_no_lookup_and_loses_no_deferred
     rp_start(&redis, 0);
     hx_origin_start(&origin, NULL, NULL);
     /* Quota, health ordering and cache: the admission script before the
-     * fetch, the circuit record script among the writes after it. */
-    fl_start_brokers(&broker, 1, &redis,
-                     "{ name = \"s\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 4; };"
-                     " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+     * fetch; a provider that always fails (a closed port; its circuit never
+     * opens), so its failure is recorded by script among the writes after. */
+    char key[PATH_MAX], tenants[2048];
+    pol_key_file("flaky.key", "flaky-provider-key-0123456789", key, sizeof key);
+    pol_fmt(tenants, sizeof tenants,
+            "{ name = \"s\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 4; };"
+            " providers = ( { name = \"flaky\"; kind = \"http_api\"; endpoint = \"http://127.0.0.1:%d/fetch?u={url}\";"
+            "   credential = { header = \"X-Api-Key\"; key_file = \"%s\"; }; },"
+            " { name = \"steady\"; kind = \"direct\"; } );"
+            " ordering = { strategy = \"health\"; }; circuit = { failure_threshold = 1000; };"
+            " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+            hx_closed_port(), key);
+    fl_start_brokers(&broker, 1, &redis, tenants, false);
     expect_miss("/page?before=1");
     expect_miss("/page?before=2");   /* reads the first one's write replies */
     cr_assert_eq(cached_scripts(), 2, "admission and circuit record scripts cached");
@@ -80,5 +89,40 @@ Test(fleet_scripts, a_flushed_script_cache_fails_no_lookup_and_loses_no_deferred
     char *st = fl_state(&broker);
     cr_assert_str_eq(st, "ok");
     free(st);
+    rp_kill(&redis);
+}
+
+/* How often redis-server ran EVALSHA (INFO commandstats). */
+static long long evalsha_calls(void)
+{
+    redisContext *c = redisConnect("127.0.0.1", redis.port);
+    cr_assert(c && !c->err, "connect to redis");
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO commandstats");
+    const char *p = strstr(r->str, "cmdstat_evalsha:calls=");
+    long long n = p ? atoll(p + strlen("cmdstat_evalsha:calls=")) : 0;
+    freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+Test(fleet_scripts, a_success_on_circuits_read_closed_runs_no_record_script)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(&broker, 1, &redis,
+                     "{ name = \"s\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; };"
+                     " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    expect_miss("/page?warm=1");
+    long long before = evalsha_calls();
+    for (int i = 0; i < 5; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/page?closed=%d", i);
+        expect_miss(path);
+    }
+    /* One script per lookup (its admission); the record is a plain DEL. */
+    cr_assert_eq(evalsha_calls() - before, 5, "%lld scripts for 5 lookups", evalsha_calls() - before);
+    cr_assert_eq(metric("verifetch_state_backend_errors_total"), 0);
     rp_kill(&redis);
 }
