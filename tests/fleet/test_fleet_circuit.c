@@ -1,13 +1,16 @@
 /* E2E shared circuits: failures seen by one instance open the provider's
  * circuit for every instance sharing the store, and after the cooldown only
- * one instance in the fleet gets the half-open probe. */
+ * one instance in the fleet gets the half-open probe; a success on any
+ * instance ends the fleet's run of failures. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 
+#include "broker/fleet/fleet_keys.h"
 #include "fl.h"
 
 TestSuite(fleet_circuit, .init = hx_setup, .fini = hx_teardown, .timeout = 40);
@@ -19,7 +22,7 @@ static pol_broker brokers[2];
 #define COOLDOWN_MS 1500
 
 /* flaky: an http_api provider on a closed port; steady: direct. Health ordering. */
-static void start_pair(void)
+static void start_pair(const char *extra)
 {
     rp_start(&redis, 0);
     hx_origin_start(&origin, NULL, NULL);
@@ -31,8 +34,8 @@ static void start_pair(void)
             "   credential = { header = \"X-Api-Key\"; key_file = \"%s\"; }; },"
             " { name = \"steady\"; kind = \"direct\"; } );"
             " ordering = { strategy = \"health\"; };"
-            " circuit = { failure_threshold = 2; cooldown_ms = %d; }; }",
-            hx_closed_port(), key, COOLDOWN_MS);
+            " circuit = { failure_threshold = 2; cooldown_ms = %d; }; %s }",
+            hx_closed_port(), key, COOLDOWN_MS, extra);
     fl_start_brokers(brokers, 2, &redis, tenants, false);
 }
 
@@ -46,7 +49,7 @@ static void expect_attempts(const hx_response *r, const char *order)
 
 Test(fleet_circuit, failures_on_one_instance_open_the_circuit_for_the_other)
 {
-    start_pair();
+    start_pair("");
     for (int i = 0; i < 2; i++) {
         hx_response r = fl_lookup(&brokers[0], 0, &origin, "/page", NULL, NULL, 0);
         expect_attempts(&r, "flaky,steady");
@@ -80,7 +83,7 @@ static void *one_lookup(void *p)
 
 Test(fleet_circuit, after_the_cooldown_one_probe_goes_fleet_wide)
 {
-    start_pair();
+    start_pair("");
     for (int i = 0; i < 2; i++) {
         hx_response r = fl_lookup(&brokers[i], 0, &origin, "/page", NULL, NULL, 0);
         expect_attempts(&r, "flaky,steady");   /* 2 failures across 2 instances = threshold */
@@ -112,5 +115,37 @@ Test(fleet_circuit, after_the_cooldown_one_probe_goes_fleet_wide)
         expect_attempts(&r, "steady");
         hx_response_free(&r);
     }
+    rp_kill(&redis);
+}
+
+/* A provider's consecutive failures counted by other pods (planted here under
+ * the name the broker gives them) end with a success on any pod: the
+ * successful lookup's record deletes the fleet's counter. */
+Test(fleet_circuit, a_success_on_one_instance_ends_the_fleets_run_of_failures)
+{
+    start_pair("cache = { max_ttl_s = 60; };");   /* circuits read on the cache's trip */
+    char fails[VF_FLEET_KEY_MAX];
+    const char *parts[2] = { "c", "steady" };
+    vf_fleet_key(fails, "vftest:", "c", parts, 2, ":fails");
+    redisContext *c = redisConnect("127.0.0.1", redis.port);
+    cr_assert(c && !c->err, "connect to redis");
+    redisReply *r = redisCommand(c, "SET %s 1", fails);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "plant the failure count");
+    freeReplyObject(r);
+    hx_response h = fl_lookup(&brokers[1], 0, &origin, "/page", NULL, NULL, 0);
+    expect_attempts(&h, "flaky,steady");
+    hx_response_free(&h);
+    /* Sent before the answer; polled in case the server reads it after ours. */
+    long long left = 1;
+    for (int i = 0; i < 100 && left; i++) {
+        r = redisCommand(c, "EXISTS %s", fails);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "EXISTS");
+        left = r->integer;
+        freeReplyObject(r);
+        if (left)
+            pol_sleep_ms(10);
+    }
+    cr_assert_eq(left, 0, "steady's fleet-wide failure count outlived its success");
+    redisFree(c);
     rp_kill(&redis);
 }
