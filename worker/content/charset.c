@@ -511,6 +511,14 @@ char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
 {
     vf_tbuf out;
     vf_tbuf_init(&out, max_out);
+    vf_to_utf8_into(in, len, cs, &out);
+    return vf_tbuf_take(&out, out_len);
+}
+
+void vf_to_utf8_into(const unsigned char *in, size_t len, vf_charset cs, vf_tbuf *out_buf)
+{
+    vf_tbuf out = *out_buf;
+    size_t max_out = out.limit;
     size_t bom_len;
     vf_charset bom = bom_charset(in, len, &bom_len);
     if (bom == cs) {
@@ -539,5 +547,5 @@ char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
             decode_utf8(&out, in, len, max_out);
         break;
     }
-    return vf_tbuf_take(&out, out_len);
+    *out_buf = out;
 }

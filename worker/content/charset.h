@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "worker/content/text_buf.h"
+
 #include "worker/content/charset_ids.h"
 
 /* Opens every ICU converter once (before confinement) and keeps ICU to the
@@ -44,5 +46,9 @@ vf_charset vf_charset_detect(const unsigned char *body, size_t len,
  * leading BOM is removed. NULL only when out of memory. */
 char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
                  size_t max_out, size_t *out_len);
+
+/* The same into out (vf_tbuf_init'd or _init_mapped; its limit is max_out):
+ * out->data is NUL-terminated unless out->oom. */
+void vf_to_utf8_into(const unsigned char *in, size_t len, vf_charset cs, vf_tbuf *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "worker/content/charset.h"
 #include "worker/content/extract_html.h"
 #include "worker/content/json_content.h"
+#include "worker/content/text_buf.h"
 
 static bool media_is(const char *m, size_t n, const char *want)
 {
@@ -142,11 +143,18 @@ static vf_links_style links_of(uint32_t render)
     return (render & VF_RENDER_LINKS_LIST) ? VF_LINKS_LIST : VF_LINKS_INLINE;
 }
 
-static void free_input(void *ctx)
+/* Pages from this size get a mapped UTF-8 copy: below it the heap serves
+ * page after page without a fresh mapping to fault in. */
+#define MAPPED_PAGE_MIN (256u << 10)
+
+static void free_utf8(void *ctx)
 {
-    char **p = ctx;
-    free(*p);
-    *p = NULL;
+    vf_tbuf_free(ctx);
+}
+
+static void release_utf8(void *ctx, size_t upto)
+{
+    vf_tbuf_release_before(ctx, upto);
 }
 
 bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const char *json_pointer,
@@ -177,27 +185,38 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
     }
     /* At most 3 UTF-8 bytes per input byte, so this never cuts HTML input. */
     size_t utf8_cap = kind == VF_KIND_HTML ? (len <= SIZE_MAX / 3 ? len * 3 : SIZE_MAX) : max_text;
-    size_t utf8_len;
-    char *utf8 = vf_to_utf8(raw, len, cs, utf8_cap, &utf8_len);
-    if (!utf8)
-        return false;
     if (kind == VF_KIND_TEXT) {
-        out->text = utf8;
-        out->text_len = utf8_len;
-        return true;
+        out->text = vf_to_utf8(raw, len, cs, utf8_cap, &out->text_len);
+        return out->text != NULL;
     }
-    /* The body, then the UTF-8 copy, are freed as soon as they are read:
-     * the DOM is built while only one copy of the page is held, and the
-     * render runs beside the DOM alone. */
+    /* A large page's UTF-8 lives in a mapping of its own, which the parser
+     * (pulling it in as it goes) hands back to the kernel: the tree grows
+     * while the page shrinks. */
+    vf_tbuf utf8;
+    if (len >= MAPPED_PAGE_MIN)
+        vf_tbuf_init_mapped(&utf8, utf8_cap, len);
+    else
+        vf_tbuf_init(&utf8, utf8_cap);
+    vf_to_utf8_into(raw, len, cs, &utf8);
+    if (!utf8.data)
+        vf_tbuf_append(&utf8, "", 0); /* an empty page is "", never NULL */
+    if (utf8.oom) {
+        vf_tbuf_free(&utf8);
+        return false;
+    }
+    /* The body is freed as soon as it is decoded: the DOM is built while only
+     * one copy of the page is held (and less of it as the parse goes), and
+     * the render runs beside the DOM alone. */
     if (opts->body_done)
         opts->body_done(opts->body_ctx);
     vf_html_opts ho = { .markdown = !(opts->render & VF_RENDER_TEXT),
                         .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
                         .links = links_of(opts->render), .page_url = opts->page_url,
-                        .max_out = max_text, .input_done = free_input, .input_ctx = &utf8 };
+                        .max_out = max_text, .input_done = free_utf8, .input_ctx = &utf8,
+                        .input_streamed = true, .input_consumed = release_utf8 };
     out->has_meta = true;
-    out->text = vf_html_extract(utf8, utf8_len, &ho, &out->meta, &out->text_len);
-    free(utf8);
+    out->text = vf_html_extract(utf8.data, utf8.len, &ho, &out->meta, &out->text_len);
+    vf_tbuf_free(&utf8);
     out->meta.charset = strdup(vf_charset_name(cs));
     return out->text != NULL && out->meta.charset != NULL;
 }

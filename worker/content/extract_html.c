@@ -50,6 +50,10 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
         if (o->input_done)
             o->input_done(o->input_ctx);
         doc = vf_html_parse(rewritten, rewritten_len, free_rewritten, &rewritten);
+    } else if (o->input_streamed) {
+        vf_html_input in = { .data = utf8, .len = len, .consumed = o->input_consumed, .done = o->input_done,
+                             .ctx = o->input_ctx };
+        doc = vf_html_parse_streamed(&in);
     } else {
         doc = vf_html_parse(utf8, len, o->input_done, o->input_ctx);
     }

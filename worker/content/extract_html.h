@@ -22,6 +22,11 @@ typedef struct {
      * frees it there, before the tree is built. */
     void (*input_done)(void *ctx);
     void *input_ctx;
+    /* libxml2 pulls utf8 in as it parses (no copy of the whole page), and
+     * input_consumed(input_ctx, upto) (may be NULL) hears which prefix is
+     * never read again (html_dom.h, vf_html_input). */
+    bool input_streamed;
+    void (*input_consumed)(void *ctx, size_t upto);
 } vf_html_opts;
 
 /* utf8 must be valid UTF-8 without NUL (vf_to_utf8 output). Returns malloc'd

@@ -22,6 +22,16 @@
  * (XML_MAX_TEXT_LENGTH); the tree keeps both limits so it keeps its shape. */
 #define LIBXML2_MAX_TEXT 10000000u
 
+/* A streamed page is handed back in steps this large. */
+#define RELEASE_STEP (1u << 20)
+
+/* What libxml2 has read of a streamed page. */
+typedef struct {
+    const vf_html_input *in;
+    size_t pos;      /* bytes handed to libxml2 */
+    size_t released; /* bytes reported consumed */
+} stream;
+
 typedef struct {
     htmlParserCtxtPtr ctxt;
     vf_dom_builder build;
@@ -154,6 +164,20 @@ static void on_error(void *ctx, xmlErrorPtr err)
         stop(st);
 }
 
+/* See reader_of: the input is UTF-8 by name, never sniffed or switched. */
+static htmlParserCtxtPtr declare_utf8(htmlParserCtxtPtr ctxt)
+{
+    if (!ctxt)
+        return NULL;
+    ctxt->charset = XML_CHAR_ENCODING_UTF8;
+    ctxt->encoding = xmlStrdup(BAD_CAST "UTF-8");
+    if (!ctxt->encoding) {
+        htmlFreeParserCtxt(ctxt);
+        return NULL;
+    }
+    return ctxt;
+}
+
 /* libxml2's memory context holds its own copy of the input, so ours goes
  * back (input_done) before the tree is built. The input is declared UTF-8
  * by name, not through an encoding handler: a handler (even UTF-8's) runs
@@ -167,20 +191,59 @@ static htmlParserCtxtPtr reader_of(const char *utf8, size_t len, void (*input_do
     htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(len ? utf8 : " ", len ? (int)len : 1);
     if (input_done)
         input_done(ctx);
+    return declare_utf8(ctxt);
+}
+
+/* libxml2 pulls the page as it goes, the way it reads a file; what it has
+ * pulled is its own copy (a few KiB it shrinks as it parses), so the pages
+ * before that point go back to their owner. */
+static int read_stream(void *ctx, char *buf, int len)
+{
+    stream *sm = ctx;
+    size_t n = sm->in->len - sm->pos;
+    if (len < 0)
+        return -1;
+    if (n > (size_t)len)
+        n = (size_t)len;
+    memcpy(buf, sm->in->data + sm->pos, n);
+    sm->pos += n;
+    if (sm->in->consumed && (sm->pos - sm->released >= RELEASE_STEP || sm->pos == sm->in->len)) {
+        sm->released = sm->pos;
+        sm->in->consumed(sm->in->ctx, sm->released);
+    }
+    return (int)n;
+}
+
+/* The same parser with the page streamed in: libxml2's file input, fed
+ * from memory. */
+static htmlParserCtxtPtr stream_reader_of(stream *sm)
+{
+    htmlParserCtxtPtr ctxt = htmlNewParserCtxt();
     if (!ctxt)
         return NULL;
-    ctxt->charset = XML_CHAR_ENCODING_UTF8;
-    ctxt->encoding = xmlStrdup(BAD_CAST "UTF-8");
-    if (!ctxt->encoding) {
+    xmlParserInputBufferPtr buf = xmlParserInputBufferCreateIO(read_stream, NULL, sm, XML_CHAR_ENCODING_NONE);
+    xmlParserInputPtr input = buf ? xmlNewIOInputStream(ctxt, buf, XML_CHAR_ENCODING_NONE) : NULL;
+    if (!input) {
+        if (buf)
+            xmlFreeParserInputBuffer(buf);
         htmlFreeParserCtxt(ctxt);
         return NULL;
     }
-    return ctxt;
+    if (inputPush(ctxt, input) < 0) {
+        xmlFreeInputStream(input);
+        htmlFreeParserCtxt(ctxt);
+        return NULL;
+    }
+    return declare_utf8(ctxt);
 }
 
-vf_dom *vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx)
+static vf_dom *parse(const char *utf8, size_t len, const vf_html_input *in, void (*input_done)(void *),
+                     void *ctx)
 {
     parse_state st = { 0 };
+    stream sm = { .in = in };
+    if (in)
+        len = in->len;
     size_t cap = len > (SIZE_MAX - VF_HTML_TREE_SLACK) / VF_HTML_TREE_MULTIPLE
                      ? SIZE_MAX
                      : len * VF_HTML_TREE_MULTIPLE + VF_HTML_TREE_SLACK;
@@ -189,10 +252,14 @@ vf_dom *vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), 
         vf_dom_free(dom);
         if (input_done)
             input_done(ctx);
+        if (in && in->done)
+            in->done(in->ctx);
         return NULL;
     }
-    htmlParserCtxtPtr ctxt = reader_of(utf8, len, input_done, ctx);
+    htmlParserCtxtPtr ctxt = in ? stream_reader_of(&sm) : reader_of(utf8, len, input_done, ctx);
     if (!ctxt) {
+        if (in && in->done)
+            in->done(in->ctx);
         vf_build_done(&st.build);
         vf_dom_free(dom);
         return NULL;
@@ -218,10 +285,27 @@ vf_dom *vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), 
         xmlFreeDoc(ctxt->myDoc);
     ctxt->myDoc = NULL;
     htmlFreeParserCtxt(ctxt);
+    if (in && in->done)
+        in->done(in->ctx);
     vf_build_done(&st.build);
     if (st.oom) {
         vf_dom_free(dom);
         return NULL;
     }
+    return dom;
+}
+
+vf_dom *vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx)
+{
+    return parse(utf8, len, NULL, input_done, ctx);
+}
+
+vf_dom *vf_html_parse_streamed(const vf_html_input *in)
+{
+    /* An empty page is one blank, as for vf_html_parse. */
+    static const vf_html_input blank = { .data = " ", .len = 1 };
+    vf_dom *dom = parse(NULL, 0, in->len ? in : &blank, NULL, NULL);
+    if (!in->len && in->done)
+        in->done(in->ctx);
     return dom;
 }

@@ -21,4 +21,20 @@
  * built). NULL only when out of memory. */
 vf_dom *vf_html_parse(const char *utf8, size_t len, void (*input_done)(void *), void *ctx);
 
+/* A page libxml2 pulls in as it parses, the way it reads a file, instead
+ * of copying it whole first. consumed(ctx, upto), when not NULL, is told as
+ * the parse moves on that the bytes before upto are never read again (their
+ * pages can go back to the kernel); done(ctx), when not NULL, is called
+ * exactly once, when data is no longer read. */
+typedef struct {
+    const char *data;
+    size_t len;
+    void (*consumed)(void *ctx, size_t upto);
+    void (*done)(void *ctx);
+    void *ctx;
+} vf_html_input;
+
+/* vf_html_parse for such a page: the same tree. */
+vf_dom *vf_html_parse_streamed(const vf_html_input *in);
+
 #endif

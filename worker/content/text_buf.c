@@ -3,11 +3,49 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 void vf_tbuf_init(vf_tbuf *b, size_t limit)
 {
     memset(b, 0, sizeof *b);
     b->limit = limit;
+}
+
+/* Whole pages: the mapping grows with mremap (no copy) and shrinks from
+ * the front with munmap. */
+static size_t page_round(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return n > SIZE_MAX - pg ? SIZE_MAX : (n + pg - 1) & ~(pg - 1);
+}
+
+static char *map_resize(char *old, size_t old_cap, size_t cap)
+{
+    void *p = old ? mremap(old, old_cap, cap, MREMAP_MAYMOVE)
+                  : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void vf_tbuf_init_mapped(vf_tbuf *b, size_t limit, size_t expect)
+{
+    vf_tbuf_init(b, limit);
+    b->mapped = true;
+    size_t cap = page_round((expect < limit ? expect : limit) + 1);
+    b->data = cap != SIZE_MAX ? map_resize(NULL, 0, cap) : NULL;
+    if (b->data)
+        b->cap = cap;
+}
+
+void vf_tbuf_release_before(vf_tbuf *b, size_t upto)
+{
+    if (!b->mapped || !b->data || upto > b->len + 1)
+        return;
+    upto &= ~((size_t)sysconf(_SC_PAGESIZE) - 1);
+    /* Unmapping a range twice is harmless: no bookkeeping of what is gone. */
+    if (upto)
+        munmap(b->data, upto);
+    b->released |= upto != 0;
 }
 
 static bool reserve(vf_tbuf *b, size_t need)
@@ -20,7 +58,11 @@ static bool reserve(vf_tbuf *b, size_t need)
     /* Never allocate much past the ceiling just because doubling overshot it. */
     if (cap > b->limit + 1 && need + 1 <= b->limit + 1)
         cap = b->limit + 1;
-    char *p = realloc(b->data, cap);
+    if (b->mapped && b->released) {
+        b->oom = true; /* never grown once a prefix is gone */
+        return false;
+    }
+    char *p = b->mapped ? map_resize(b->data, b->cap, cap = page_round(cap)) : realloc(b->data, cap);
     if (!p) {
         b->oom = true;
         return false;
@@ -56,7 +98,7 @@ bool vf_tbuf_putc(vf_tbuf *b, char c)
 
 char *vf_tbuf_take(vf_tbuf *b, size_t *len)
 {
-    if (b->oom) {
+    if (b->oom || b->mapped) {
         vf_tbuf_free(b);
         *len = 0;
         return NULL;
@@ -76,7 +118,11 @@ char *vf_tbuf_take(vf_tbuf *b, size_t *len)
 
 void vf_tbuf_free(vf_tbuf *b)
 {
-    free(b->data);
+    if (b->mapped && b->data)
+        munmap(b->data, b->cap); /* released holes included: nothing is mapped there */
+    else
+        free(b->data);
+    b->released = false;
     b->data = NULL;
     b->len = b->cap = 0;
 }

@@ -13,15 +13,25 @@ typedef struct {
     size_t limit;    /* len never exceeds this */
     bool truncated;  /* an append was cut short by limit */
     bool oom;        /* an allocation failed; later appends are ignored */
+    bool mapped;     /* data is a mapping of its own (vf_tbuf_init_mapped) */
+    bool released;   /* mapped: some pages are unmapped already */
 } vf_tbuf;
 
 void vf_tbuf_init(vf_tbuf *b, size_t limit);
+/* The same, but the bytes live in a mapping of their own, first sized for
+ * expect bytes, so that a reader done with a prefix gives those pages back to
+ * the kernel at once (vf_tbuf_release_before) instead of holding the whole
+ * page until the end. Such a buffer is never taken, only freed. */
+void vf_tbuf_init_mapped(vf_tbuf *b, size_t limit, size_t expect);
+/* Mapped buffers: unmaps the whole pages before offset upto; those bytes
+ * are never read again. No-op for other buffers. No appends after it. */
+void vf_tbuf_release_before(vf_tbuf *b, size_t upto);
 /* Appends as much of s as fits under limit; returns false only if bytes were
  * dropped (limit reached or out of memory). */
 bool vf_tbuf_append(vf_tbuf *b, const char *s, size_t n);
 bool vf_tbuf_putc(vf_tbuf *b, char c);
 /* Hands the bytes to the caller (malloc'd, NUL-terminated, never NULL unless
- * oom) and resets the buffer. */
+ * oom) and resets the buffer. Not for mapped buffers (NULL). */
 char *vf_tbuf_take(vf_tbuf *b, size_t *len);
 void vf_tbuf_free(vf_tbuf *b);
 
