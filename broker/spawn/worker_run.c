@@ -327,7 +327,7 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
         return -1;
     }
     vf_zygote_worker w;
-    vf_zygote_spawn_rc zr = vf_zygote_take(kill_at, cancel_fd_of(spec), &w, detail, detail_len);
+    vf_zygote_spawn_rc zr = vf_zygote_take_unclaimed(kill_at, cancel_fd_of(spec), &w, detail, detail_len);
     if (zr != VF_ZYGOTE_SPAWNED) {
         free(buf);
         return zr == VF_ZYGOTE_UNAVAILABLE ? 1 : zr == VF_ZYGOTE_LOCAL ? VF_WORKER_RUN_LOCAL : -1;
@@ -335,7 +335,9 @@ static int run_zygote(const vf_worker_spec *spec, const vf_job *job, int pass_fd
     note_start(spec, true, t0_us);
     char what[200];
     int rc = -1;
-    if (vf_ipc_send_frame(w.ipc, buf, len, pass_fd) != VF_IPC_OK)
+    bool sent = vf_ipc_send_frame(w.ipc, buf, len, pass_fd) == VF_IPC_OK;
+    vf_zygote_claim(&w, kill_at);
+    if (!sent)
         snprintf(what, sizeof what, "worker did not take its job");
     else
         rc = receive_result(spec, job, w.ipc, kill_at, out, what, sizeof what);

@@ -112,6 +112,16 @@ typedef enum {
 vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
                                   char *detail, size_t detail_len);
 
+/* The same without telling the zygote yet: the caller hands the worker its
+ * job first and then calls vf_zygote_claim, so the zygote's fork of a
+ * replacement does not run ahead of the job on the same CPU. */
+vf_zygote_spawn_rc vf_zygote_take_unclaimed(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
+                                            char *detail, size_t detail_len);
+
+/* Tells the zygote the worker is taken: it forks a replacement and kills
+ * this one if it still runs at kill_at_ms. */
+void vf_zygote_claim(vf_zygote_worker *w, int64_t kill_at_ms);
+
 /* Lookups waiting in line for a zygote worker now (the head included). */
 unsigned vf_zygote_waiters(void);
 

@@ -87,7 +87,7 @@ static bool room_for_a_worker(int ctl, int *err)
 
 /* Tells the zygote to fork a replacement and until when this worker may run:
  * then the zygote kills it even if we have long moved on. */
-static void claim(vf_zygote_worker *w, int64_t kill_at_ms)
+void vf_zygote_claim(vf_zygote_worker *w, int64_t kill_at_ms)
 {
     int64_t left = kill_at_ms - vf_now_ms();
     vf_zy_msg m = { .magic = VF_ZY_MAGIC, .op = VF_ZY_CLAIMED, .pid = w->pid,
@@ -190,7 +190,6 @@ static vf_zygote_spawn_rc take_at_head(int64_t began, int64_t deadline_ms, int c
         if (got > 0) {
             vf_zy_note_ready();
             atomic_fetch_add(&g->taken, 1);
-            claim(w, deadline_ms);
             rc = VF_ZYGOTE_SPAWNED;
             break;
         }
@@ -222,6 +221,15 @@ static vf_zygote_spawn_rc take_at_head(int64_t began, int64_t deadline_ms, int c
 
 vf_zygote_spawn_rc vf_zygote_take(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
                                   char *detail, size_t detail_len)
+{
+    vf_zygote_spawn_rc rc = vf_zygote_take_unclaimed(deadline_ms, cancel_fd, w, detail, detail_len);
+    if (rc == VF_ZYGOTE_SPAWNED)
+        vf_zygote_claim(w, deadline_ms);
+    return rc;
+}
+
+vf_zygote_spawn_rc vf_zygote_take_unclaimed(int64_t deadline_ms, int cancel_fd, vf_zygote_worker *w,
+                                            char *detail, size_t detail_len)
 {
     *w = (vf_zygote_worker){ .pid = -1, .ipc = -1, .pidfd = -1, .status = -1 };
     const int64_t began = vf_now_ms();
