@@ -36,6 +36,8 @@ static const struct {
     {"report_random", VF_HOOK_REPORT_RANDOM},
     {"report_canary", VF_HOOK_REPORT_CANARY},
     {"open_after_landlock", VF_HOOK_OPEN_AFTER_LANDLOCK},
+    {"renice_group", VF_HOOK_RENICE_GROUP},
+    {"renice_pid1", VF_HOOK_RENICE_PID1},
 };
 
 bool vf_hook_parse(const char *name, vf_hook *out)
@@ -131,6 +133,14 @@ void vf_hook_after_confine(vf_hook hook)
         return;
     case VF_HOOK_ALLOC_BOMB:
         alloc_until_refused();
+        return;
+    /* Only the worker's own nice value may change: not its group's, not
+     * another process's (given by pid rather than 0). */
+    case VF_HOOK_RENICE_GROUP:
+        (void)setpriority(PRIO_PGRP, 0, 19);
+        return;
+    case VF_HOOK_RENICE_PID1:
+        (void)setpriority(PRIO_PROCESS, 1, 19);
         return;
     default:
         return;

@@ -26,6 +26,8 @@ typedef enum {
     VF_HOOK_REPORT_RANDOM,        /* fetch, answer with 16 fresh random bytes as detail */
     VF_HOOK_REPORT_CANARY,        /* fetch, answer with the stack canary (hex) as detail */
     VF_HOOK_OPEN_AFTER_LANDLOCK,  /* open() between Landlock and seccomp; errno as detail */
+    VF_HOOK_RENICE_GROUP,         /* setpriority() on its process group: must die by SIGSYS */
+    VF_HOOK_RENICE_PID1,          /* setpriority() on pid 1: must die by SIGSYS */
 } vf_hook;
 
 /* VF_HOOK_NONE for NULL; false for a name this build does not know. */

@@ -141,6 +141,32 @@ Test(worker_confine, the_exported_allowlist_kills_forbidden_calls)
     free(prog);
 }
 
+/* The worker lowers its own priority once its result is sent; the allowlist
+ * lets it do that to itself only. */
+Test(worker_confine, the_allowlist_lets_a_worker_renice_only_itself)
+{
+    void *prog;
+    size_t len;
+    char err[256];
+    cr_assert_eq(vf_seccomp_export(VF_SECCOMP_AFTER_JOB, &prog, &len, err, sizeof err), 0, "%s", err);
+    static char *const forbidden[] = { "renice_group", "renice_pid1" };
+    worker_run r;
+    for (size_t i = 0; i < 2; i++) {
+        vf_job job = { .test_hook = forbidden[i], .bpf = prog, .bpf_len = len };
+        run_job("verifetch-worker-testhooks", &job, &r, false);
+        cr_assert(WIFSIGNALED(r.wstatus) && WTERMSIG(r.wstatus) == SIGSYS, "%s: status %#x",
+                  forbidden[i], r.wstatus);
+        worker_run_free(&r);
+    }
+    /* Its own renice after the result: it ends normally, not by SIGSYS. */
+    vf_job job = { .bpf = prog, .bpf_len = len };
+    run_job("verifetch-worker", &job, &r, false);
+    cr_assert_eq(r.decode_err, VF_IPC_OK);
+    cr_assert(WIFEXITED(r.wstatus) && WEXITSTATUS(r.wstatus) == 0, "status %#x", r.wstatus);
+    worker_run_free(&r);
+    free(prog);
+}
+
 Test(worker_confine, a_program_the_kernel_rejects_fails_confinement)
 {
     static const struct sock_filter bogus[] = { BPF_STMT(0xffff, 0) };

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -100,6 +101,13 @@ static scmp_filter_ctx build_filter(vf_seccomp_variant variant, char *err, size_
      * tests/worker/test_curl_connect_pin.c. */
     if (rc == 0)
         rc = add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(connect), 0, NULL);
+    /* Its own nice value, once its result is sent: its teardown then yields to
+     * the broker threads answering on the same CPU. Only for itself, and a
+     * process can only lower its own priority without CAP_SYS_NICE. */
+    if (rc == 0)
+        rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setpriority), 2,
+                 (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, PRIO_PROCESS),
+                                          SCMP_A1_32(SCMP_CMP_EQ, 0) });
     if (rc == 0 && variant == VF_SECCOMP_BEFORE_JOB)
         rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1,
                  (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, VF_WORKER_IPC_FD) });
