@@ -1,8 +1,9 @@
 /* Fingerprints are plain substring tests on a lowercased, bounded prefix of
- * the page: no regex, no parse, fixed cost per needle (glibc memmem is
- * linear). Each needle was chosen because it appears on the vendor's wall
- * page and not in the script the same vendor puts on every ordinary page. */
+ * the page: no regex, no parse, one pass for all needles (needle_scan.c).
+ * Each needle was chosen because it appears on the vendor's wall page and not
+ * in the script the same vendor puts on every ordinary page. */
 #include "worker/content/wall_signals.h"
+#include "worker/content/needle_scan.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -189,14 +190,21 @@ void vf_wall_signals_scan_html(vf_wall_signals *s, const char *html, size_t len)
         char ch = html[i];
         low[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
     }
-    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++)
-        if (memmem(low, n, rules[r].needle, strlen(rules[r].needle)))
+    /* The rules' needles, then Incapsula's: the resource script is on every
+     * protected page; the block page frames it. */
+    enum { N_RULES = sizeof rules / sizeof rules[0] };
+    static const char *const incapsula[] = { "_incapsula_resource", "main-iframe", "incapsula incident",
+                                             "request unsuccessful" };
+    const char *needles[N_RULES + 4];
+    bool found[N_RULES + 4] = { false };
+    for (size_t r = 0; r < N_RULES; r++)
+        needles[r] = rules[r].needle;
+    memcpy(needles + N_RULES, incapsula, sizeof incapsula);
+    vf_needle_scan(low, n, needles, N_RULES + 4, found);
+    for (size_t r = 0; r < N_RULES; r++)
+        if (found[r])
             vf_wall_signals_add(s, rules[r].token);
-    /* Incapsula: the resource script is on every protected page; the block
-     * page frames it. */
-    if (memmem(low, n, "_incapsula_resource", 19) &&
-        (memmem(low, n, "main-iframe", 11) || memmem(low, n, "incapsula incident", 18) ||
-         memmem(low, n, "request unsuccessful", 20)))
+    if (found[N_RULES] && (found[N_RULES + 1] || found[N_RULES + 2] || found[N_RULES + 3]))
         vf_wall_signals_add(s, "mk:incapsula-block");
     if (says_not_free(low, n))
         vf_wall_signals_add(s, "mk:not-free");

@@ -1,0 +1,48 @@
+/* One pass, up to 64 needles at a time: a position is a candidate for the
+ * needles whose first three bytes are the three bytes there, found by ANDing
+ * three 64-bit masks indexed by those bytes; only candidates are compared in
+ * full. On markup most positions have no candidate at all. */
+#include "worker/content/needle_scan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define GROUP 64
+
+static void scan_group(const unsigned char *hay, size_t n, const char *const *needles, size_t k, bool *found)
+{
+    uint64_t at0[256] = { 0 }, at1[256] = { 0 }, at2[256] = { 0 };
+    size_t len[GROUP];
+    uint64_t pending = 0;
+    for (size_t i = 0; i < k; i++) {
+        len[i] = strlen(needles[i]);
+        if (found[i])
+            continue;
+        if (len[i] < 3) {
+            found[i] = len[i] == 0 || memmem(hay, n, needles[i], len[i]) != NULL;
+            continue;
+        }
+        const unsigned char *s = (const unsigned char *)needles[i];
+        at0[s[0]] |= 1ull << i;
+        at1[s[1]] |= 1ull << i;
+        at2[s[2]] |= 1ull << i;
+        pending |= 1ull << i;
+    }
+    for (size_t p = 0; pending && p + 3 <= n; p++) {
+        uint64_t cand = at0[hay[p]] & at1[hay[p + 1]] & at2[hay[p + 2]] & pending;
+        while (cand) {
+            unsigned i = (unsigned)__builtin_ctzll(cand);
+            cand &= cand - 1;
+            if (len[i] <= n - p && memcmp(hay + p + 3, needles[i] + 3, len[i] - 3) == 0) {
+                found[i] = true;
+                pending &= ~(1ull << i);
+            }
+        }
+    }
+}
+
+void vf_needle_scan(const char *hay, size_t n, const char *const *needles, size_t k, bool *found)
+{
+    for (size_t at = 0; at < k; at += GROUP)
+        scan_group((const unsigned char *)hay, n, needles + at, k - at < GROUP ? k - at : GROUP, found + at);
+}

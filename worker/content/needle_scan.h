@@ -1,0 +1,15 @@
+/* Which of a set of needles occur in a text, in one pass over it: the page
+ * fingerprints (wall_signals.c) are some sixty needles, and a memmem per
+ * needle read the first 512 KiB of a page sixty times. */
+#ifndef VERIFETCH_WORKER_NEEDLE_SCAN_H
+#define VERIFETCH_WORKER_NEEDLE_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Sets found[i] (never clears it) when needles[i] occurs in hay[0..n), as
+ * memmem(hay, n, needles[i], strlen(needles[i])) would say; byte for byte,
+ * no case folding. Needles of fewer than 3 bytes are looked up with memmem. */
+void vf_needle_scan(const char *hay, size_t n, const char *const *needles, size_t k, bool *found);
+
+#endif
