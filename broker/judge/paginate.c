@@ -16,7 +16,7 @@ static size_t leads_in_word(const unsigned char *p)
 {
     uint64_t w;
     memcpy(&w, p, 8);
-    uint64_t cont = (w & ~(w << 1) & UINT64_C(0x8080808080808080)) >> 7;
+    uint64_t cont = vf_utf8_cont_lanes(w);
     return 8 - (size_t)((cont * UINT64_C(0x0101010101010101)) >> 56);
 }
 

@@ -168,7 +168,6 @@ size_t vf_utf8_count(const char *s, size_t len)
     const unsigned char *p = (const unsigned char *)s;
     if (!p)
         return 0;
-    const uint64_t high = UINT64_C(0x8080808080808080);
     const uint64_t even = UINT64_C(0x00FF00FF00FF00FF);
     size_t cont = 0, i = 0;
     while (len - i >= 8) {
@@ -176,7 +175,7 @@ size_t vf_utf8_count(const char *s, size_t len)
         for (int step = 0; step < 255 && len - i >= 8; step++, i += 8) {
             uint64_t w;
             memcpy(&w, p + i, 8);
-            lanes += (w & ~(w << 1) & high) >> 7;
+            lanes += vf_utf8_cont_lanes(w);
         }
         uint64_t pairs = (lanes & even) + ((lanes >> 8) & even);
         cont += (size_t)((pairs * UINT64_C(0x0001000100010001)) >> 48);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* malloc'd NUL-terminated copy with invalid sequences replaced by U+FFFD and NUL
  * bytes dropped; *out_len gets the byte length. NULL on allocation failure. */
@@ -20,5 +21,13 @@ int vf_utf8_sanitize_in_place(char **text, size_t *len);
 
 /* Number of code points in valid UTF-8. */
 size_t vf_utf8_count(const char *s, size_t len);
+
+/* Eight bytes read as one word: 1 in the low bit of each byte lane holding a
+ * continuation byte (10xxxxxx), 0 elsewhere. Shared by the counters that go
+ * a word at a time (vf_utf8_count, pagination). */
+static inline uint64_t vf_utf8_cont_lanes(uint64_t w)
+{
+    return (w & ~(w << 1) & UINT64_C(0x8080808080808080)) >> 7;
+}
 
 #endif
