@@ -42,10 +42,10 @@ void vf_tbuf_release_before(vf_tbuf *b, size_t upto)
     if (!b->mapped || !b->data || upto > b->len + 1)
         return;
     upto &= ~((size_t)sysconf(_SC_PAGESIZE) - 1);
-    /* Unmapping a range twice is harmless: no bookkeeping of what is gone. */
-    if (upto)
-        munmap(b->data, upto);
-    b->released |= upto != 0;
+    /* Only the pages not given back yet: the hole before them is the
+     * kernel's again and may hold someone else's mapping now. */
+    if (upto > b->released && munmap(b->data + b->released, upto - b->released) == 0)
+        b->released = upto;
 }
 
 static bool reserve(vf_tbuf *b, size_t need)
@@ -58,7 +58,7 @@ static bool reserve(vf_tbuf *b, size_t need)
     /* Never allocate much past the ceiling just because doubling overshot it. */
     if (cap > b->limit + 1 && need + 1 <= b->limit + 1)
         cap = b->limit + 1;
-    if (b->mapped && b->released) {
+    if (b->mapped && b->released != 0) {
         b->oom = true; /* never grown once a prefix is gone */
         return false;
     }
@@ -118,11 +118,11 @@ char *vf_tbuf_take(vf_tbuf *b, size_t *len)
 
 void vf_tbuf_free(vf_tbuf *b)
 {
-    if (b->mapped && b->data)
-        munmap(b->data, b->cap); /* released holes included: nothing is mapped there */
-    else
+    if (b->mapped && b->data && b->cap > b->released)
+        munmap(b->data + b->released, b->cap - b->released); /* never the given-back prefix */
+    else if (!b->mapped)
         free(b->data);
-    b->released = false;
+    b->released = 0;
     b->data = NULL;
     b->len = b->cap = 0;
 }

@@ -14,7 +14,7 @@ typedef struct {
     bool truncated;  /* an append was cut short by limit */
     bool oom;        /* an allocation failed; later appends are ignored */
     bool mapped;     /* data is a mapping of its own (vf_tbuf_init_mapped) */
-    bool released;   /* mapped: some pages are unmapped already */
+    size_t released; /* mapped: bytes [0, released) are unmapped already */
 } vf_tbuf;
 
 void vf_tbuf_init(vf_tbuf *b, size_t limit);
@@ -24,7 +24,9 @@ void vf_tbuf_init(vf_tbuf *b, size_t limit);
  * page until the end. Such a buffer is never taken, only freed. */
 void vf_tbuf_init_mapped(vf_tbuf *b, size_t limit, size_t expect);
 /* Mapped buffers: unmaps the whole pages before offset upto; those bytes
- * are never read again. No-op for other buffers. No appends after it. */
+ * are never read again. No-op for other buffers. No appends after it.
+ * A range once given back is never unmapped again: another mapping (a
+ * thread's, or malloc's) may live there by then. */
 void vf_tbuf_release_before(vf_tbuf *b, size_t upto);
 /* Appends as much of s as fits under limit; returns false only if bytes were
  * dropped (limit reached or out of memory). */
