@@ -1,5 +1,6 @@
 #include "worker/content/tag_class.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -61,7 +62,9 @@ static const struct {
 #define SLOTS 512u /* power of two, well above 2x the table */
 
 static uint8_t slot_of[SLOTS];   /* index + 1 into tags[]; 0 = empty */
-static bool built;
+/* Built once per process; pthread_once because the benchmark's floor
+ * extracts pages on 16 threads at once. */
+static pthread_once_t built = PTHREAD_ONCE_INIT;
 
 static uint32_t hash_name(const char *s, size_t n)
 {
@@ -79,7 +82,6 @@ static void build(void)
             h = (h + 1) & (SLOTS - 1);
         slot_of[h] = (uint8_t)(i + 1);
     }
-    built = true;
 }
 
 #define N_TAGS (sizeof tags / sizeof tags[0])
@@ -87,8 +89,7 @@ _Static_assert(N_TAGS <= VF_TAG_INDEX_MAX, "name ids above the table are per pag
 
 uint16_t vf_tag_index(const char *name)
 {
-    if (!built)
-        build();
+    pthread_once(&built, build);
     size_t n = strnlen(name, 16);
     if (n == 0 || n >= 16)
         return 0;
