@@ -12,6 +12,7 @@
  * bytes) and /10k.txt, /1m.txt and /8m.txt (the same sizes as text/plain);
  * anything else is 404.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -219,14 +220,17 @@ static void *acceptor(void *p)
     return NULL;
 }
 
-static int listen_loopback(unsigned short *port)
+/* 127.0.0.1 unless the caller names another address: the MCP-server
+ * benchmark binds one that exists only on its own network namespace's lo,
+ * because the npm fetch server it measures refuses loopback addresses. */
+static int listen_on(struct in_addr addr, unsigned short *port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr = addr };
     socklen_t sl = sizeof sa;
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 1024) != 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
@@ -258,8 +262,9 @@ static SSL_CTX *make_tls_ctx(const char *cert, const char *key)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s CERT.pem KEY.pem\n", argv[0]);
+    struct in_addr addr = { .s_addr = htonl(INADDR_LOOPBACK) };
+    if ((argc != 3 && argc != 4) || (argc == 4 && inet_pton(AF_INET, argv[3], &addr) != 1)) {
+        fprintf(stderr, "usage: %s CERT.pem KEY.pem [IPv4 address, default 127.0.0.1]\n", argv[0]);
         return 2;
     }
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -272,7 +277,7 @@ int main(int argc, char **argv)
     unsigned short ports[2];
     for (int i = 0; i < 2; i++) {
         args[i].tls = i == 1;
-        args[i].listen_fd = listen_loopback(&ports[i]);
+        args[i].listen_fd = listen_on(addr, &ports[i]);
         if (args[i].listen_fd < 0) {
             perror("origin: listen");
             return 1;
