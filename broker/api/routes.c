@@ -129,7 +129,8 @@ static enum MHD_Result start_deferred(vf_server *s, vf_broker *b, struct MHD_Con
 }
 
 /* A hit in this process's cache needs neither a thread nor a worker: it is
- * answered here, after the tenant's quota (local: there is no shared store). */
+ * answered here, after the tenant's quota (local, or a slice of the fleet's
+ * that this pod holds: no store trip either way). */
 static enum MHD_Result answer_hit(vf_broker *b, const vf_tenant_config *tenant, struct MHD_Connection *c,
                                   const vf_lookup_request *req, char *hit, size_t len)
 {
@@ -160,7 +161,7 @@ static enum MHD_Result handle_lookup(vf_server *s, vf_broker *b, const vf_tenant
         return send_error(c, MHD_HTTP_BAD_REQUEST, err.field, err.message);
     }
     size_t hit_len = 0;
-    char *hit = vf_fleet_ready_hit(b, tenant, &req, &hit_len);   /* only without a shared store here */
+    char *hit = vf_fleet_ready_hit(b, tenant, &req, &hit_len);   /* with a shared store: from this pod's quota slice */
     if (hit) {
         enum MHD_Result ret = answer_hit(b, tenant, c, &req, hit, hit_len);
         vf_request_free(&req);

@@ -26,6 +26,11 @@ static int tenant_acquire(void *ctx, const char *name, const vf_quota_limits *l,
 {
     vf_fleet *f = ctx;
     int decided = 0;
+    if (vf_fleet_sliced_acquire(name)) {
+        *v = VF_QUOTA_OK;   /* its token was taken from this pod's slice */
+        *retry_after_s = 0;
+        return 1;
+    }
     if (vf_fleet_plan_quota(f, name, l, v, retry_after_s, &decided))
         return decided;
     return vf_shared_quota_acquire(f->tenant_q, name, l, v, retry_after_s);
@@ -34,7 +39,7 @@ static int tenant_acquire(void *ctx, const char *name, const vf_quota_limits *l,
 static void tenant_release(void *ctx, const char *name)
 {
     vf_fleet *f = ctx;
-    if (!vf_fleet_plan_leaseless(name))
+    if (!vf_fleet_sliced_release(name) && !vf_fleet_plan_leaseless(name))
         vf_shared_quota_release(f->tenant_q, name);
 }
 

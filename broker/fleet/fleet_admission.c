@@ -7,17 +7,17 @@
 #include "broker/fleet/cache_store.h"
 
 /* KEYS: [quota bucket, leases] [value, lock] then open, tripped per circuit scope.
- * ARGV: quota?, claim?, scopes, [5 quota args] [lock ms].
- * Returns {quota verdict, retry, claim tag (-1 none), value or nil, peek per scope...}. */
+ * ARGV: quota?, claim?, scopes, [7 quota args] [lock ms].
+ * Returns {quota verdict, retry, claim tag (-1 none), value or nil, slice granted, peek per scope...}. */
 static vf_state_script admission_script = { .source =
     VF_SHARED_QUOTA_LUA VF_CACHE_CLAIM_LUA VF_CIRCUIT_PEEK_LUA
     "local k, a = 1, 4\n"
-    "local out = {0, 0, -1, false}\n"
+    "local out = {0, 0, -1, false, 0}\n"
     "if ARGV[1] == '1' then\n"
-    "  local q = vf_quota(KEYS[1], KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])\n"
-    "  out[1], out[2] = q[1], q[2]\n"
+    "  local q = vf_quota(KEYS[1], KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])\n"
+    "  out[1], out[2], out[5] = q[1], q[2], q[3]\n"
     "  if q[1] ~= 0 then return out end\n"
-    "  k, a = 3, 9\n"
+    "  k, a = 3, 11\n"
     "end\n"
     "if ARGV[2] == '1' then\n"
     "  local c = vf_claim(KEYS[k], KEYS[k + 1], ARGV[a])\n"
@@ -29,11 +29,11 @@ static vf_state_script admission_script = { .source =
     /* Circuits are mostly closed (none of their keys exist): one EXISTS says so for all. */
     "local any = n > 0 and redis.call('EXISTS', unpack(KEYS, k, k + n * 2 - 1)) > 0\n"
     "for i = 0, n - 1 do\n"
-    "  out[5 + i] = any and vf_peek(KEYS[k + i * 2], KEYS[k + i * 2 + 1]) or 0\n"
+    "  out[6 + i] = any and vf_peek(KEYS[k + i * 2], KEYS[k + i * 2 + 1]) or 0\n"
     "end\n"
     "return out\n" };
 
-#define MAX_ARGV (2 + 2 + 4 * VF_CIRCUIT_PEEK_MAX + 3 + 5 + 1)
+#define MAX_ARGV (2 + 2 + 4 * VF_CIRCUIT_PEEK_MAX + 3 + 7 + 1)
 
 static bool integer_at(const redisReply *r, size_t i, long long *out)
 {
@@ -45,7 +45,7 @@ static bool integer_at(const redisReply *r, size_t i, long long *out)
 
 int vf_admission_run(vf_state *st, vf_admission *a)
 {
-    a->quota_code = a->quota_retry = 0;
+    a->quota_code = a->quota_retry = a->quota_granted = 0;
     a->claim_tag = -1;
     a->claim_value = NULL;
     a->reply = NULL;
@@ -53,7 +53,7 @@ int vf_admission_run(vf_state *st, vf_admission *a)
     char peek_keys[VF_CIRCUIT_PEEK_MAX][4][VF_FLEET_KEY_MAX];
     int scopes[VF_CIRCUIT_PEEK_MAX];
     int nk = 0, n_scopes = 0;
-    const char *quota_args[5];
+    const char *quota_args[7];
     if (a->quota)
         vf_shared_quota_args(a->quota, argv, quota_args);
     nk = a->quota ? 2 : 0;
@@ -74,7 +74,7 @@ int vf_admission_run(vf_state *st, vf_admission *a)
     argv[argc++] = a->quota ? "1" : "0";
     argv[argc++] = a->key ? "1" : "0";
     argv[argc++] = n_text;
-    for (int i = 0; a->quota && i < 5; i++)
+    for (int i = 0; a->quota && i < 7; i++)
         argv[argc++] = quota_args[i];
     if (a->key)
         argv[argc++] = px;
@@ -82,14 +82,14 @@ int vf_admission_run(vf_state *st, vf_admission *a)
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_ARRAY || !integer_at(r, 0, &a->quota_code) || !integer_at(r, 1, &a->quota_retry) ||
-        !integer_at(r, 2, &a->claim_tag) || r->elements < 4) {
+        !integer_at(r, 2, &a->claim_tag) || !integer_at(r, 4, &a->quota_granted)) {
         freeReplyObject(r);
         return -1;
     }
     a->reply = r;
     if (a->claim_tag == 1)
         a->claim_value = r->element[3];
-    size_t at = 4;
+    size_t at = 5;
     for (unsigned p = 0; p < a->n_providers && p < VF_CIRCUIT_PEEK_MAX && a->quota_code == 0; p++) {
         long long state[2] = { 0, 0 };
         bool ok = true;

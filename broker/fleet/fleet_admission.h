@@ -18,7 +18,7 @@ typedef struct {
     const char *providers[VF_CIRCUIT_PEEK_MAX];
     unsigned n_providers;
     /* Answered by vf_admission_run. */
-    long long quota_code, quota_retry;                /* as vf_quota's reply */
+    long long quota_code, quota_retry, quota_granted; /* as vf_quota's reply */
     long long claim_tag;                              /* as vf_claim's tag; -1 = not asked */
     const redisReply *claim_value;                    /* the claimed value (in reply), or NULL */
     redisReply *reply;

@@ -41,6 +41,12 @@ bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l
 /* fleet_lookup.c: true once when this thread's lookup was admitted for
  * tenant name without a lease (a hit found ahead): its release is a no-op. */
 bool vf_fleet_plan_leaseless(const char *name);
+/* fleet_lookup.c, for the tenant quota's hooks on the thread that answers a
+ * hit admitted from this pod's slice (vf_fleet_ready_hit): acquire is true
+ * once when this thread armed one for tenant name (admit it, no trip), and
+ * release then true once (nothing to give back). */
+bool vf_fleet_sliced_acquire(const char *name);
+bool vf_fleet_sliced_release(const char *name);
 /* fleet_lookup.c: the end of this thread's lookup (before its writes go):
  * gives back what the plan took and the lookup never used. */
 void vf_fleet_plan_end(vf_fleet *f);

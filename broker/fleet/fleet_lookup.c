@@ -368,8 +368,14 @@ bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l
     if (!plan.active || plan.ran || strcmp(plan.t->name, name) != 0)
         return false;
     vf_shared_quota_call call;
-    if (!vf_shared_quota_prepare(f->tenant_q, name, l, &call))
+    uint64_t now = (uint64_t)vf_now_ms();
+    if (!vf_shared_quota_prepare(f->tenant_q, name, l, &call)) {
+        if (plan.t->cache.enabled)
+            vf_shared_quota_slice_unlimited(f->tenant_q, name, plan.t, now);
         return false;   /* nothing counted fleet-wide: the claim goes alone */
+    }
+    if (plan.t->cache.enabled)
+        vf_shared_quota_slice_ask(f->tenant_q, name, plan.t, &call, now);   /* for the hits after */
     plan.ran = true;
     if (plan.lru_json) {   /* answered once admitted: no lease, so no release to write after */
         vf_shared_quota_leaseless(&call);
@@ -386,11 +392,67 @@ bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l
     int ran = vf_admission_run(f->st, &a);
     *decided = ran == 0;
     if (ran == 0)
-        vf_shared_quota_decided(f->tenant_q, name, l, &call, a.quota_code, a.quota_retry, v, retry_after_s);
+        vf_shared_quota_decided(f->tenant_q, name, l, &call, a.quota_code, a.quota_retry, a.quota_granted, v,
+                                retry_after_s);
     if (plan.led && (ran != 0 || a.quota_code == 0))
         take_claim(f, &a, ran);
     vf_admission_done(&a);
     return true;
+}
+
+/* A hit admitted ahead from this pod's slice of the fleet quota, on the
+ * thread that answers it (the server's): the tenant quota's hook admits it
+ * without a trip, and its release gives back nothing. */
+typedef struct {
+    vf_fleet *f;
+    const char *tenant;     /* armed for this tenant's next acquire; NULL = not */
+    const char *admitted;   /* the acquire took it: this tenant's next release is a no-op */
+} sliced_hit;
+
+static __thread __attribute__((tls_model("initial-exec"))) sliced_hit sliced;
+
+/* An arm no acquire took (a per-pod limit refused the hit first): its token goes back. */
+static void sliced_disarm(void)
+{
+    if (sliced.tenant)
+        vf_shared_quota_slice_put_back(sliced.f->tenant_q, sliced.tenant);
+    memset(&sliced, 0, sizeof sliced);
+}
+
+bool vf_fleet_sliced_acquire(const char *name)
+{
+    if (!sliced.tenant || strcmp(sliced.tenant, name) != 0)
+        return false;
+    sliced.admitted = sliced.tenant;
+    sliced.tenant = NULL;
+    return true;
+}
+
+bool vf_fleet_sliced_release(const char *name)
+{
+    if (!sliced.admitted || strcmp(sliced.admitted, name) != 0)
+        return false;
+    sliced.admitted = NULL;
+    return true;
+}
+
+/* With a shared store, off a lookup thread: a hit in this process's cache
+ * when this pod's slice of the tenant's fleet quota can admit it. */
+static char *sliced_hit_for(vf_fleet *f, const vf_tenant_config *t, const vf_lookup_request *req)
+{
+    sliced_disarm();
+    char key[VF_FLEET_KEY_MAX];
+    uint64_t fetched_at = 0, now = (uint64_t)vf_now_ms();
+    if (!vf_shared_quota_slice_take(f->tenant_q, t->name, t, now))
+        return NULL;
+    char *json = key_of(f, t, req, key) ? cached(f, t, key, max_age_of(req), &fetched_at) : NULL;
+    if (!json) {
+        vf_shared_quota_slice_put_back(f->tenant_q, t->name);
+        return NULL;
+    }
+    sliced.f = f;
+    sliced.tenant = t->name;
+    return json;
 }
 
 char *vf_fleet_ready_hit(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req, size_t *len)
@@ -400,10 +462,12 @@ char *vf_fleet_ready_hit(const vf_broker *b, const vf_tenant_config *t, const vf
     if (plan.active && plan.t == t && plan.req == req) {
         json = plan.lru_json;   /* found ahead: its quota trip carried nothing else */
         plan.lru_json = NULL;
-    } else if (f && !f->st && t->cache.enabled && may_read_of(req)) {
+    } else if (f && t->cache.enabled && may_read_of(req)) {
         char key[VF_FLEET_KEY_MAX];
         uint64_t fetched_at = 0;
-        if (key_of(f, t, req, key))
+        if (f->st)
+            json = sliced_hit_for(f, t, req);
+        else if (key_of(f, t, req, key))
             json = cached(f, t, key, max_age_of(req), &fetched_at);
     }
     if (json)

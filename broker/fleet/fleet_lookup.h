@@ -31,10 +31,12 @@ json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_
 void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req);
 
 /* A hit ready in this process's cache: the lookup's prepared one (found
- * before its quota trip), or without a shared store any (no thread, no trip
- * needed). The ToolResult as stored, already marked cache "hit" (malloc'd,
- * *len bytes), or NULL = run the lookup. The caller admits it under the
- * tenant's quota and counts it with vf_fleet_count_hit. */
+ * before its quota trip); else (no thread, no trip needed) any without a
+ * shared store, or with one when this pod's slice of the tenant's fleet
+ * quota can admit it (the quota's acquire on this thread then takes no trip).
+ * The ToolResult as stored, already marked cache "hit" (malloc'd, *len
+ * bytes), or NULL = run the lookup. The caller admits it under the tenant's
+ * quota at once, on the same thread, and counts it with vf_fleet_count_hit. */
 char *vf_fleet_ready_hit(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req, size_t *len);
 void vf_fleet_count_hit(const vf_broker *b, const vf_tenant_config *t, int64_t started_ms);
 

@@ -8,16 +8,23 @@
 #include <string.h>
 
 #include "broker/fleet/fleet_keys.h"
+#include "ipc/ipc_frame.h"
 
 static vf_state_script acquire_script = { .source =
     VF_SHARED_QUOTA_LUA
-    "return vf_quota(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n" };
+    "return vf_quota(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])\n" };
 
-/* Leases this process holds, per name, so release knows a member to remove. */
+/* Per name: the leases this process holds, so release knows a member to
+ * remove, and its slice of the fleet bucket. */
 typedef struct {
     char name[VF_QUOTA_NAME_MAX + 1];
     uint64_t *seq;
     size_t n, cap;
+    unsigned slice;             /* tokens granted and not yet spent */
+    bool unlimited;             /* nothing counted fleet-wide: every hit may go */
+    uint64_t slice_until;       /* monotonic ms; after it the slice is given back */
+    const void *slice_tag;      /* the configuration it was granted under */
+    vf_quota_limits slice_limits;
 } held;
 
 struct vf_shared_quota {
@@ -107,6 +114,10 @@ bool vf_shared_quota_prepare(vf_shared_quota *sq, const char *name, const vf_quo
     call->seq = ++sq->next_seq;
     call->leaseless = false;
     pthread_mutex_unlock(&sq->lock);
+    call->limits = *l;
+    call->slice_tag = NULL;
+    snprintf(call->want, sizeof call->want, "0");
+    snprintf(call->give, sizeof call->give, "0");
     keys_for(sq, name, call->bucket, call->leases);
     member_of(sq, call->seq, call->member, sizeof call->member);
     snprintf(call->rpm, sizeof call->rpm, "%u", l->requests_per_minute);
@@ -131,18 +142,103 @@ void vf_shared_quota_args(const vf_shared_quota_call *call, const char **keys, c
     args[2] = call->conc;
     args[3] = call->member;
     args[4] = call->lease;
+    args[5] = call->want;
+    args[6] = call->give;
+}
+
+static bool same_limits(const vf_quota_limits *a, const vf_quota_limits *b)
+{
+    return a->requests_per_minute == b->requests_per_minute && a->burst == b->burst &&
+           a->max_concurrent == b->max_concurrent;
+}
+
+void vf_shared_quota_slice_ask(vf_shared_quota *sq, const char *name, const void *tag, vf_shared_quota_call *call,
+                               uint64_t now_ms)
+{
+    unsigned want = 0, give = 0;
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, true);
+    if (h) {
+        h->unlimited = false;   /* counted now: a slice of its own decides */
+        if (now_ms >= h->slice_until || h->slice_tag != tag || !same_limits(&h->slice_limits, &call->limits)) {
+            give = h->slice;   /* expired or for older limits: back to the fleet */
+            h->slice = 0;
+        }
+        if (h->slice < VF_SLICE_TOKENS / 2)
+            want = VF_SLICE_TOKENS - h->slice;
+    }
+    pthread_mutex_unlock(&sq->lock);
+    call->slice_tag = tag;
+    snprintf(call->want, sizeof call->want, "%u", want);
+    snprintf(call->give, sizeof call->give, "%u", give);
+}
+
+void vf_shared_quota_slice_unlimited(vf_shared_quota *sq, const char *name, const void *tag, uint64_t now_ms)
+{
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, true);
+    if (h) {
+        h->unlimited = true;
+        h->slice = 0;   /* a bucket no longer counted has nothing to give back to */
+        h->slice_until = now_ms + VF_SLICE_MS;
+        h->slice_tag = tag;
+    }
+    pthread_mutex_unlock(&sq->lock);
+}
+
+bool vf_shared_quota_slice_take(vf_shared_quota *sq, const char *name, const void *tag, uint64_t now_ms)
+{
+    if (!sq)
+        return false;
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, false);
+    bool live = h && h->slice_tag == tag && now_ms < h->slice_until;
+    bool took = live && (h->unlimited || h->slice > 0);
+    if (took && !h->unlimited)
+        h->slice--;
+    pthread_mutex_unlock(&sq->lock);
+    return took;
+}
+
+void vf_shared_quota_slice_put_back(vf_shared_quota *sq, const char *name)
+{
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, false);
+    if (h && !h->unlimited)
+        h->slice++;   /* given back with the rest when the slice expires */
+    pthread_mutex_unlock(&sq->lock);
+}
+
+/* Caller holds sq->lock. */
+static void record_slice(held *h, const vf_shared_quota_call *call, long long granted)
+{
+    if (!call->slice_tag || granted <= 0)
+        return;
+    if (granted > VF_SLICE_TOKENS)
+        granted = VF_SLICE_TOKENS;
+    h->slice += (unsigned)granted;
+    h->slice_until = (uint64_t)vf_now_ms() + VF_SLICE_MS;
+    h->slice_tag = call->slice_tag;
+    h->slice_limits = call->limits;
 }
 
 void vf_shared_quota_decided(vf_shared_quota *sq, const char *name, const vf_quota_limits *l,
                              const vf_shared_quota_call *call, long long code, long long retry,
-                             vf_quota_verdict *v, unsigned *retry_after_s)
+                             long long granted, vf_quota_verdict *v, unsigned *retry_after_s)
 {
     *v = code == 0 ? VF_QUOTA_OK : code == 1 ? VF_QUOTA_CONCURRENCY : VF_QUOTA_RATE;
     *retry_after_s = code == 0 ? 0 : (unsigned)(retry < 1 ? 1 : retry > 3600 ? 3600 : retry);
-    if (*v != VF_QUOTA_OK || !l->max_concurrent || call->leaseless)
+    bool leased = l->max_concurrent && !call->leaseless;
+    if (*v != VF_QUOTA_OK || (!leased && !call->slice_tag))
         return;
     pthread_mutex_lock(&sq->lock);
     held *h = find_held(sq, name, true);
+    if (h)
+        record_slice(h, call, granted);
+    if (!leased) {
+        pthread_mutex_unlock(&sq->lock);
+        return;
+    }
     if (h && h->n == h->cap) {
         size_t next = h->cap ? h->cap * 2 : 8;
         uint64_t *grown = realloc(h->seq, next * sizeof *grown);
@@ -168,16 +264,16 @@ int vf_shared_quota_acquire(void *opaque, const char *name, const vf_quota_limit
         *retry_after_s = 0;
         return 1;   /* nothing to count fleet-wide */
     }
-    const char *argv[7];
+    const char *argv[9];
     vf_shared_quota_args(&call, argv, argv + 2);
-    redisReply *r = vf_state_eval(sq->st, &acquire_script, 2, 7, argv, NULL);
+    redisReply *r = vf_state_eval(sq->st, &acquire_script, 2, 9, argv, NULL);
     if (!r)
         return 0;
     int decided = 0;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_INTEGER &&
         r->element[1]->type == REDIS_REPLY_INTEGER) {
         decided = 1;
-        vf_shared_quota_decided(sq, name, l, &call, r->element[0]->integer, r->element[1]->integer, v,
+        vf_shared_quota_decided(sq, name, l, &call, r->element[0]->integer, r->element[1]->integer, 0, v,
                                 retry_after_s);
     }
     freeReplyObject(r);

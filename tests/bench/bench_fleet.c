@@ -215,7 +215,8 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
     redis_server_time(probe, "cache-miss", ROUNDS);
 
     /* Cache hits, 10 KiB page: one miss fills, then hits. On the shared
-     * broker a hit is served by its in-process tier after the fleet-wide quota. */
+     * broker a hit is served by its in-process tier, admitted from the pod's
+     * slice of the fleet-wide quota (a trip when the slice runs out). */
     const char *page = "/big?bytes=10240";
     timed_lookup(&cs, &origin, page, "miss");
     timed_lookup(&cl, &origin, page, "miss");

@@ -1,0 +1,186 @@
+/* E2E: an instance admits its in-process cache hits from a slice of the
+ * tenant's fleet bucket that its trips reserve (broker/fleet/shared_quota.h),
+ * so a hit waits for no store round trip; yet the fleet never admits more
+ * than the bucket holds, a small budget is still counted token by token
+ * (exactly 10 of 10/min, hits included), and a fleet whose concurrency limit
+ * is more than half used gets no slice (each hit asks the store). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fl.h"
+
+TestSuite(fleet_slices, .init = hx_setup, .fini = hx_teardown, .timeout = 50);
+
+static rp_redis redis;
+static hx_origin origin;
+static pol_broker brokers[FL_MAX_BROKERS];
+
+static long long round_trips(const pol_broker *b)
+{
+    hx_response m = hx_request(&b->hx, "GET", "/metrics", NULL, 0);
+    cr_assert_eq(m.status, 200, "%s", m.body);
+    long long n = pol_metric(m.body, "verifetch_state_round_trips_total");
+    hx_response_free(&m);
+    return n;
+}
+
+typedef struct {
+    const pol_broker *b;
+    const char *path;
+    int lookups;
+    int ok, throttled, other;
+} asker;
+
+static void *ask(void *p)
+{
+    asker *a = p;
+    for (int i = 0; i < a->lookups; i++) {
+        char ra[32] = "";
+        hx_response r = fl_lookup(a->b, 0, &origin, a->path, NULL, ra, sizeof ra);
+        const char *st = r.json ? json_string_value(json_object_get(r.json, "status")) : NULL;
+        if (r.status == 200 && st && strcmp(st, "success") == 0)
+            a->ok++;
+        else if (r.status == 429 && atoi(ra) >= 1)
+            a->throttled++;
+        else
+            a->other++;
+        hx_response_free(&r);
+    }
+    return NULL;
+}
+
+/* n instances asking per_instance lookups of path at once; returns admitted. */
+static int ask_together(int n, const char *path, int per_instance, int *throttled)
+{
+    pthread_t th[FL_MAX_BROKERS];
+    asker args[FL_MAX_BROKERS];
+    for (int i = 0; i < n; i++) {
+        args[i] = (asker){ .b = &brokers[i], .path = path, .lookups = per_instance };
+        pthread_create(&th[i], NULL, ask, &args[i]);
+    }
+    int ok = 0, other = 0;
+    *throttled = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].ok;
+        *throttled += args[i].throttled;
+        other += args[i].other;
+    }
+    cr_assert_eq(other, 0, "%d lookups neither succeeded nor were throttled", other);
+    return ok;
+}
+
+Test(fleet_slices, a_small_budget_admits_exactly_ten_of_ten_per_minute_hits_included)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 3, &redis,
+                     "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 10; };"
+                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    /* One page: after its first fetch, every admitted lookup is a hit. */
+    int throttled = 0;
+    int ok = ask_together(3, "/page?small=1", 8, &throttled);
+    cr_assert_eq(ok, 10, "the fleet admitted %d lookups against a shared 10/min quota", ok);
+    cr_assert_eq(throttled, 14);
+    rp_kill(&redis);
+}
+
+Test(fleet_slices, hits_spend_slices_without_trips_and_the_fleet_never_admits_more_than_its_bucket)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    /* 120/min: a full bucket of 120, refilled by 2 a second. */
+    fl_start_brokers(brokers, 3, &redis,
+                     "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 120; };"
+                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    long long trips0[3];
+    for (int i = 0; i < 3; i++)
+        trips0[i] = round_trips(&brokers[i]);
+    double t0 = hx_now_ms();
+    /* Half the bucket: all admitted, most without a trip. */
+    int throttled = 0;
+    int ok = ask_together(3, "/page?large=1", 20, &throttled);
+    cr_assert_eq(ok, 60, "%d of 60 admitted from a bucket of 120", ok);
+    long long trips = 0;
+    for (int i = 0; i < 3; i++)
+        trips += round_trips(&brokers[i]) - trips0[i];
+    cr_assert_leq(trips, 30, "%lld round trips for 60 admitted lookups: hits were not admitted from slices", trips);
+    /* Then twice what is left: never more than the bucket. */
+    int more = ask_together(3, "/page?large=1", 40, &throttled);
+    ok += more;
+    double secs = (hx_now_ms() - t0) / 1000.0;
+    int refilled = (int)(secs * 2.0) + 1;
+    cr_assert_leq(ok, 120 + refilled, "the fleet admitted %d of a 120 bucket (+%d refilled in %.1f s)", ok, refilled,
+                  secs);
+    /* Unspent slice tokens come back only at a pod's next trip: a few may be out. */
+    cr_assert_geq(ok, 120 - 3 * 8, "the fleet admitted only %d of a 120 bucket", ok);
+    cr_assert_eq(more + throttled, 120);
+    rp_kill(&redis);
+}
+
+typedef struct {
+    const pol_broker *b;
+    char path[64];
+    hx_response r;
+} held_lookup;
+
+static void *hold(void *p)
+{
+    held_lookup *h = p;
+    h->r = fl_lookup(h->b, 0, &origin, h->path, NULL, NULL, 0);
+    return NULL;
+}
+
+Test(fleet_slices, a_fleet_more_than_half_busy_grants_no_slice_so_each_hit_asks_the_store)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 2, &redis,
+                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
+                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    /* 3 of the 4 fleet-wide slots held by slow lookups on instance 1. */
+    held_lookup held[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        held[i].b = &brokers[1];
+        snprintf(held[i].path, sizeof held[i].path, "/slow?ms=1500&held=%d", i);
+        pthread_create(&th[i], NULL, hold, &held[i]);
+    }
+    int waited = 0;
+    while (fl_origin_requests(&origin, "GET /slow?ms=1500&held=") < 3 && waited < 3000) {
+        pol_sleep_ms(10);
+        waited += 10;
+    }
+    cr_assert_lt(waited, 3000, "the slow lookups never reached the origin");
+    long long before = round_trips(&brokers[0]);
+    for (int i = 0; i < 6; i++) {
+        hx_response r = fl_lookup(&brokers[0], 0, &origin, "/page?busy=1", NULL, NULL, 0);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_assert_str_eq(fl_cache_field(&r), i ? "hit" : "miss", "%s", r.body);
+        hx_response_free(&r);
+    }
+    long long trips = round_trips(&brokers[0]) - before;
+    cr_assert_eq(trips, 6, "1 miss and 5 hits waited for %lld round trips while 3 of 4 slots were busy", trips);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(held[i].r.status, 200, "%s", held[i].r.body);
+        hx_response_free(&held[i].r);
+    }
+    /* Free again: the next trip reserves a slice, and hits go without trips. */
+    before = round_trips(&brokers[0]);
+    for (int i = 0; i < 6; i++) {
+        hx_response r = fl_lookup(&brokers[0], 0, &origin, "/page?busy=1", NULL, NULL, 0);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        hx_response_free(&r);
+    }
+    trips = round_trips(&brokers[0]) - before;
+    cr_assert_eq(trips, 1, "6 hits with the fleet idle waited for %lld round trips", trips);
+    rp_kill(&redis);
+}
