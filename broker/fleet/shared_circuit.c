@@ -76,9 +76,12 @@ static void make_keys(vf_state *st, const char *tenant, const char *provider, co
     static const char *const suffix[KEYS_PER_SCOPE] = { ":fails", ":open", ":tripped", ":probe" };
     const char *parts[3] = { tenant, provider, host };
     sk->n = host ? 2 : 1;
-    for (int s = 0; s < sk->n; s++)
+    for (int s = 0; s < sk->n; s++) {
+        char *out[KEYS_PER_SCOPE];
         for (int j = 0; j < KEYS_PER_SCOPE; j++)
-            vf_fleet_key(sk->k[s][j], vf_state_prefix(st), "c", parts, s == 0 ? 2 : 3, suffix[j]);
+            out[j] = sk->k[s][j];
+        vf_fleet_keys(out, KEYS_PER_SCOPE, vf_state_prefix(st), "c", parts, s == 0 ? 2 : 3, suffix);
+    }
 }
 
 /* ---- states read ahead (peeks) ------------------------------------------

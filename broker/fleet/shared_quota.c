@@ -96,8 +96,9 @@ static void keys_for(const vf_shared_quota *sq, const char *name, char bucket[VF
                      char leases[VF_FLEET_KEY_MAX])
 {
     const char *parts[2] = { sq->scope, name };
-    vf_fleet_key(bucket, vf_state_prefix(sq->st), "q", parts, 2, ":bucket");   /* not ":rate": that was a hash */
-    vf_fleet_key(leases, vf_state_prefix(sq->st), "q", parts, 2, ":inflight");
+    static const char *const suffixes[2] = { ":bucket", ":inflight" };   /* not ":rate": that was a hash */
+    char *out[2] = { bucket, leases };
+    vf_fleet_keys(out, 2, vf_state_prefix(sq->st), "q", parts, 2, suffixes);
 }
 
 static bool counted(const vf_quota_limits *l)

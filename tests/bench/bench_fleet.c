@@ -25,7 +25,17 @@
 #include "tests/bench/keepalive_client.h"
 #include "tests/fleet/fl.h"
 
-#define ROUNDS 300
+#define ROUNDS_DEFAULT 300
+#define ROUNDS_MAX 3000
+
+/* FLEET_BENCH_ROUNDS (10..3000) for finer CPU figures: CPU is read in clock
+ * ticks (10 ms), so 300 rounds resolve 0.033 ms per lookup, 3000 rounds 0.003. */
+static int bench_rounds(void)
+{
+    const char *env = getenv("FLEET_BENCH_ROUNDS");
+    int n = env ? atoi(env) : ROUNDS_DEFAULT;
+    return n < 10 ? 10 : n > ROUNDS_MAX ? ROUNDS_MAX : n;
+}
 
 TestSuite(fleet_bench, .init = hx_setup, .fini = hx_teardown, .timeout = 300);
 
@@ -166,6 +176,7 @@ static double curl_ms(const pol_broker *b, const hx_origin *o, const char *path)
 
 Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
 {
+    int rounds = bench_rounds();
     rp_redis redis;
     hx_origin origin;
     pol_broker local, shared;
@@ -191,14 +202,14 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
         timed_lookup(&cl, &origin, path, NULL);
         timed_lookup(&cs, &origin, path, NULL);
     }
-    static double lat_local[ROUNDS], lat_shared[ROUNDS], paired[ROUNDS], rtt[ROUNDS];
+    static double lat_local[ROUNDS_MAX], lat_shared[ROUNDS_MAX], paired[ROUNDS_MAX], rtt[ROUNDS_MAX];
     redisContext *probe = redisConnect("127.0.0.1", redis.port);
     cr_assert(probe && !probe->err, "probe connection to redis");
     freeReplyObject(redisCommand(probe, "CONFIG RESETSTAT"));
     double trips0 = metric(&cs, "verifetch_state_round_trips_total");
     long long cmds0 = redis_commands(probe);
     double c0l = cpu_ms(local.hx.pid), c0s = cpu_ms(shared.hx.pid), c0r = cpu_ms(redis.pid);
-    for (int i = 0; i < ROUNDS; i++) {
+    for (int i = 0; i < rounds; i++) {
         /* A distinct URL per round: a real fetch (cache miss, then stored) every time. */
         char path[64];
         snprintf(path, sizeof path, "/page?r=%d", i);
@@ -207,12 +218,12 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
         paired[i] = lat_shared[i] - lat_local[i];
         rtt[i] = redis_rtt_ms(probe);
     }
-    double cpu_local = (cpu_ms(local.hx.pid) - c0l) / ROUNDS, cpu_shared = (cpu_ms(shared.hx.pid) - c0s) / ROUNDS;
-    double cpu_redis = (cpu_ms(redis.pid) - c0r) / ROUNDS;
+    double cpu_local = (cpu_ms(local.hx.pid) - c0l) / rounds, cpu_shared = (cpu_ms(shared.hx.pid) - c0s) / rounds;
+    double cpu_redis = (cpu_ms(redis.pid) - c0r) / rounds;
     /* Minus the probe's own INFO and PINGs. */
-    double cmds_per_lookup = (double)(redis_commands(probe) - cmds0 - 1 - ROUNDS) / ROUNDS;
-    double trips = (metric(&cs, "verifetch_state_round_trips_total") - trips0) / ROUNDS;
-    redis_server_time(probe, "cache-miss", ROUNDS);
+    double cmds_per_lookup = (double)(redis_commands(probe) - cmds0 - 1 - rounds) / rounds;
+    double trips = (metric(&cs, "verifetch_state_round_trips_total") - trips0) / rounds;
+    redis_server_time(probe, "cache-miss", rounds);
 
     /* Cache hits, 10 KiB page: one miss fills, then hits. On the shared
      * broker a hit is served by its in-process tier, admitted from the pod's
@@ -222,15 +233,15 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
     timed_lookup(&cl, &origin, page, "miss");
     freeReplyObject(redisCommand(probe, "CONFIG RESETSTAT"));
     double trips_h0 = metric(&cs, "verifetch_state_round_trips_total");
-    static double hit_local[ROUNDS], hit_shared[ROUNDS], floor_local[ROUNDS], floor_shared[ROUNDS];
-    for (int i = 0; i < ROUNDS; i++) {
+    static double hit_local[ROUNDS_MAX], hit_shared[ROUNDS_MAX], floor_local[ROUNDS_MAX], floor_shared[ROUNDS_MAX];
+    for (int i = 0; i < rounds; i++) {
         hit_local[i] = timed_lookup(&cl, &origin, page, "hit");
         floor_local[i] = timed_health(&cl);
         hit_shared[i] = timed_lookup(&cs, &origin, page, "hit");
         floor_shared[i] = timed_health(&cs);
     }
-    double trips_hit = (metric(&cs, "verifetch_state_round_trips_total") - trips_h0) / ROUNDS;
-    redis_server_time(probe, "cache-hit", ROUNDS);
+    double trips_hit = (metric(&cs, "verifetch_state_round_trips_total") - trips_h0) / rounds;
+    redis_server_time(probe, "cache-hit", rounds);
     /* The old client (new connection per request), for comparison with earlier figures. */
     enum { CURL_ROUNDS = 50 };
     static double curl_hit[CURL_ROUNDS], curl_floor[CURL_ROUNDS];
@@ -242,26 +253,26 @@ Test(fleet_bench, shared_state_overhead_and_cache_hit_latency)
     ka_close(&cl);
     ka_close(&cs);
 
-    double p50l = pct(lat_local, ROUNDS, 0.5), p90l = pct(lat_local, ROUNDS, 0.9);
-    double p50s = pct(lat_shared, ROUNDS, 0.5), p90s = pct(lat_shared, ROUNDS, 0.9);
+    double p50l = pct(lat_local, rounds, 0.5), p90l = pct(lat_local, rounds, 0.9);
+    double p50s = pct(lat_shared, rounds, 0.5), p90s = pct(lat_shared, rounds, 0.9);
     printf("fleet_bench: %d interleaved rounds, one kept-alive connection per broker, cache misses forced by distinct URLs\n",
-           ROUNDS);
+           rounds);
     printf("  cache miss  local  p50 %.3f ms  p90 %.3f ms\n", p50l, p90l);
     printf("  cache miss  shared p50 %.3f ms  p90 %.3f ms  (p50 added %+.3f ms, ratio %.3f;"
            " median of same-round differences %+.3f ms)\n", p50s, p90s, p50s - p50l, p50s / p50l,
-           pct(paired, ROUNDS, 0.5));
-    double rtt50 = pct(rtt, ROUNDS, 0.5);
+           pct(paired, rounds, 0.5));
+    double rtt50 = pct(rtt, rounds, 0.5);
     printf("  redis round trips waited per cache-miss lookup %.2f (commands sent incl. those run inside scripts %.2f);"
            " one loopback PING p50 %.3f ms\n", trips, cmds_per_lookup, rtt50);
     printf("  broker CPU per lookup  local %.3f ms  shared %.3f ms  (added %+.3f ms); redis-server %.3f ms\n",
            cpu_local, cpu_shared, cpu_shared - cpu_local, cpu_redis);
-    double fl50 = pct(floor_local, ROUNDS, 0.5), fs50 = pct(floor_shared, ROUNDS, 0.5);
-    double hl50 = pct(hit_local, ROUNDS, 0.5), hs50 = pct(hit_shared, ROUNDS, 0.5);
+    double fl50 = pct(floor_local, rounds, 0.5), fs50 = pct(floor_shared, rounds, 0.5);
+    double hl50 = pct(hit_local, rounds, 0.5), hs50 = pct(hit_shared, rounds, 0.5);
     printf("  floor GET /v1/health  local p50 %.3f ms  shared p50 %.3f ms\n", fl50, fs50);
     printf("  cache hit 10 KiB  local  p50 %.3f ms  p90 %.3f ms  (above its floor %+.3f ms)\n", hl50,
-           pct(hit_local, ROUNDS, 0.9), hl50 - fl50);
+           pct(hit_local, rounds, 0.9), hl50 - fl50);
     printf("  cache hit 10 KiB  shared p50 %.3f ms  p90 %.3f ms  (above its floor %+.3f ms; %.2f round trips waited)\n",
-           hs50, pct(hit_shared, ROUNDS, 0.9), hs50 - fs50, trips_hit);
+           hs50, pct(hit_shared, rounds, 0.9), hs50 - fs50, trips_hit);
     double ch50 = pct(curl_hit, CURL_ROUNDS, 0.5), cf50 = pct(curl_floor, CURL_ROUNDS, 0.5);
     printf("  old client (libcurl, connect per request), local: hit p50 %.3f ms, health p50 %.3f ms (%+.3f ms)\n",
            ch50, cf50, ch50 - cf50);
