@@ -49,8 +49,12 @@
     "  want, give = tonumber(want) or 0, tonumber(give) or 0\n" \
     "  local busy, n = false, 0\n" \
     "  if conc > 0 then\n" \
-    "    redis.call('ZREMRANGEBYSCORE', kl, '-inf', now)\n" \
+    /* expired leases (a crashed pod's) matter only at the limit: pruned there */ \
     "    n = redis.call('ZCARD', kl)\n" \
+    "    if n >= conc then\n" \
+    "      redis.call('ZREMRANGEBYSCORE', kl, '-inf', now)\n" \
+    "      n = redis.call('ZCARD', kl)\n" \
+    "    end\n" \
     "    busy = n >= conc\n" \
     "  end\n" \
     "  if busy and (rpm == 0 or give == 0) then return {1, 1, 0} end\n" \

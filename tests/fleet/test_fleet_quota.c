@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 
+#include "broker/fleet/fleet_keys.h"
 #include "fl.h"
 
 TestSuite(fleet_quota, .init = hx_setup, .fini = hx_teardown, .timeout = 40);
@@ -198,4 +199,34 @@ Test(fleet_quota, without_state_each_instance_counts_alone)
     char *state = fl_state(&brokers[0]);
     cr_assert_str_eq(state, "local");
     free(state);
+}
+
+/* A lease a crashed instance never released (planted under the name the
+ * broker gives the tenant's lease set) stops counting once it expires: the
+ * admission prunes expired leases when the set is at the limit. An unexpired
+ * one still counts (the planted name is the broker's). */
+Test(fleet_quota, a_crashed_instances_expired_lease_is_pruned_at_the_limit)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 1, &redis,
+                     "{ name = \"z\"; uids = [ 0 ]; quota = { concurrent = 1; }; " POL_EGRESS_LOOPBACK " }", false);
+    char leases[VF_FLEET_KEY_MAX];
+    const char *parts[2] = { "tenant", "z" };
+    vf_fleet_key(leases, "vftest:", "q", parts, 2, ":inflight");
+    cr_assert_eq(rp_command_int(&redis, "ZADD %s 1 crashed-pod:1", leases), 1, "plant an expired lease");
+    hx_response r = fl_lookup(&brokers[0], 0, &origin, "/page?stale=1", NULL, NULL, 0);
+    cr_assert_eq(r.status, 200, "an expired lease still counted: %ld %s", r.status, r.body);
+    hx_response_free(&r);
+    long long left = -1;   /* its own lease's release is sent before the answer: polled, it may be read after ours */
+    for (int i = 0; i < 100 && left != 0; i++, pol_sleep_ms(10))
+        left = rp_command_int(&redis, "ZCARD %s", leases);
+    cr_assert_eq(left, 0, "the expired lease was not pruned");
+    cr_assert_eq(rp_command_int(&redis, "ZADD %s 99999999999999 live-pod:1", leases), 1, "plant a live lease");
+    char ra[32] = "";
+    r = fl_lookup(&brokers[0], 0, &origin, "/page?stale=2", NULL, ra, sizeof ra);
+    cr_assert_eq(r.status, 429, "a live lease of another instance did not count: %ld %s", r.status, r.body);
+    cr_assert_geq(atoi(ra), 1);
+    hx_response_free(&r);
+    rp_kill(&redis);
 }
