@@ -23,14 +23,18 @@ extern char **environ;
  * body, two copies inside libxml2, nodes nobody reads and the scorer's stats
  * alive together), 5.8 with them gone, 2.73 with libxml2's 120-byte node per
  * element and per text run replaced by dom_tree.c's 32-byte one and one text
- * arena. The peak is now the end of the parse: libxml2's copy of the page
- * beside the tree. */
-#define MAX_DENSE_MULTIPLE 3.0
+ * arena, 2.65 with the page streamed into the parse. Then the peak was the
+ * end: the freed tree still resident on the heap beside the text and the
+ * result message. A large page's tree now lives in mappings that go back
+ * when freed, its text as the renderer passes it: 2.2, the peak being the
+ * main-content pick (the tree beside the scorer's per-element stats). */
+#define MAX_DENSE_MULTIPLE 2.3
 /* On markup as sites write it (class soup, links, images, scripts) libxml2's
  * attributes (an xmlAttr and a text node each) were most of the tree: ~12
  * with them, 5.1 with attributes kept in attr_store, 2.41 in dom_tree.c's
- * nodes with the attribute run after each element. */
-#define MAX_MARKUP_MULTIPLE 2.7
+ * nodes with the attribute run after each element, 2.0 since: the body
+ * beside its UTF-8 copy, before the parse. */
+#define MAX_MARKUP_MULTIPLE 2.1
 
 static const char *const words[] = { "river", "stone", "garden", "window", "letter", "morning",
                                      "harbour", "lantern", "orchard", "meadow", "kettle", "pencil" };

@@ -1,7 +1,10 @@
 #include "worker/content/dom_tree.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "worker/content/tag_class.h"
 
@@ -11,6 +14,9 @@
  * page: 7x the page faults, +30% CPU in verifetch-bench-stages). */
 #define FIRST_CHUNK (16u << 10)
 #define LAST_CHUNK (64u << 10)
+/* A large page's tree (vf_dom_map): mappings this large; a text one is
+ * unmapped as soon as the renderer is past it. */
+#define MAPPED_CHUNK (256u << 10)
 /* Distinct unknown tag names a page may use (ids above tag_class's table
  * fill the rest of 16 bits); past it the parse stops. The tables are
  * calloc'd: a page touches the pages it uses. */
@@ -19,13 +25,16 @@
 
 typedef struct chunk {
     struct chunk *older;
+    struct chunk *newer;
     size_t used, cap;
     _Alignas(8) char bytes[];
 } chunk;
 
 typedef struct {
     chunk *head;
+    chunk *oldest_held; /* mapped: chunks before it were unmapped */
     size_t next_cap;
+    bool mapped;        /* chunks are mappings of their own */
 } arena;
 
 struct vf_dom {
@@ -48,14 +57,66 @@ vf_dom *vf_dom_new(size_t max_bytes)
     return d;
 }
 
+static size_t page_size(void)
+{
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The room a chunk asked for cap bytes gets: a mapped one fills its last
+ * page (counted against the tree's bound). SIZE_MAX when it cannot be. */
+static size_t room_for(const arena *a, size_t cap)
+{
+    size_t pg = page_size();
+    if (cap > SIZE_MAX / 2)
+        return SIZE_MAX;
+    return a->mapped ? ((sizeof(chunk) + cap + pg - 1) & ~(pg - 1)) - sizeof(chunk) : cap;
+}
+
+/* A chunk of cap bytes, room_for() rounded. */
+static chunk *chunk_new(const arena *a, size_t cap)
+{
+    chunk *c;
+    if (a->mapped) {
+        c = mmap(NULL, sizeof *c + cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        c = c == MAP_FAILED ? NULL : c;
+    } else {
+        c = malloc(sizeof *c + cap);
+    }
+    if (c)
+        c->cap = cap;
+    return c;
+}
+
+static chunk *chunk_resize(const arena *a, chunk *c, size_t cap)
+{
+    chunk *bigger;
+    if (a->mapped) {
+        bigger = mremap(c, sizeof *c + c->cap, sizeof *c + cap, MREMAP_MAYMOVE);
+        bigger = bigger == MAP_FAILED ? NULL : bigger;
+    } else {
+        bigger = realloc(c, sizeof *c + cap);
+    }
+    if (bigger)
+        bigger->cap = cap;
+    return bigger;
+}
+
+static void chunk_free(const arena *a, chunk *c)
+{
+    if (a->mapped)
+        munmap(c, sizeof *c + c->cap);
+    else
+        free(c);
+}
+
 static void arena_free(arena *a)
 {
     for (chunk *c = a->head; c;) {
         chunk *older = c->older;
-        free(c);
+        chunk_free(a, c);
         c = older;
     }
-    a->head = NULL;
+    a->head = a->oldest_held = NULL;
 }
 
 void vf_dom_free(vf_dom *d)
@@ -88,20 +149,24 @@ size_t vf_dom_bytes(const vf_dom *d)
  * the page's limit. */
 static vf_dom_status grow(vf_dom *d, arena *a, size_t need)
 {
-    size_t cap = a->next_cap > need ? a->next_cap : need;
-    if (d->bytes + cap > d->max_bytes) {
-        if (d->bytes + need > d->max_bytes)
+    size_t cap = room_for(a, a->next_cap > need ? a->next_cap : need);
+    if (cap > d->max_bytes - d->bytes) {
+        cap = room_for(a, need);
+        if (cap > d->max_bytes - d->bytes)
             return VF_DOM_FULL;
-        cap = need;
     }
-    chunk *c = malloc(sizeof *c + cap);
+    chunk *c = chunk_new(a, cap);
     if (!c)
         return VF_DOM_OOM;
     c->older = a->head;
+    c->newer = NULL;
+    if (a->head)
+        a->head->newer = c;
+    else
+        a->oldest_held = c;
     c->used = 0;
-    c->cap = cap;
     a->head = c;
-    d->bytes += cap;
+    d->bytes += c->cap;
     if (a->next_cap < LAST_CHUNK)
         a->next_cap *= 2;
     return VF_DOM_OK;
@@ -159,15 +224,20 @@ vf_dom_status vf_dom_append_text(vf_dom *d, vf_node *t, const char *s, size_t n)
     }
     if (newest && old == c->bytes) {
         /* t is alone in the newest chunk: double it in place. */
-        size_t cap = 2 * (len + n + 1);
-        if (d->bytes - c->cap + cap > d->max_bytes)
+        size_t cap = room_for(&d->text, 2 * (len + n + 1));
+        if (cap > d->max_bytes - (d->bytes - c->cap))
             return VF_DOM_FULL;
-        chunk *bigger = realloc(c, sizeof *c + cap);
+        bool oldest = d->text.oldest_held == c;
+        size_t old_cap = c->cap;
+        chunk *bigger = chunk_resize(&d->text, c, cap);
         if (!bigger)
             return VF_DOM_OOM;
-        d->bytes = d->bytes - bigger->cap + cap;
-        bigger->cap = cap;
+        d->bytes = d->bytes - old_cap + bigger->cap;
         d->text.head = bigger;
+        if (bigger->older)
+            bigger->older->newer = bigger;
+        if (oldest)
+            d->text.oldest_held = bigger;
         old = bigger->bytes;
         memcpy(old + len, s, n);
         old[len + n] = '\0';
@@ -186,6 +256,40 @@ vf_dom_status vf_dom_append_text(vf_dom *d, vf_node *t, const char *s, size_t n)
     t->u.text = p;
     t->aux = (uint32_t)(len + n);
     return VF_DOM_OK;
+}
+
+static bool holds(const chunk *c, const char *p)
+{
+    uintptr_t at = (uintptr_t)p, from = (uintptr_t)c->bytes;
+    return at >= from && at - from < c->cap;
+}
+
+void vf_dom_map(vf_dom *d)
+{
+    if (!d->nodes.head && !d->text.head) {
+        d->nodes.mapped = d->text.mapped = true;
+        d->nodes.next_cap = d->text.next_cap = MAPPED_CHUNK;
+    }
+}
+
+bool vf_dom_text_reached(vf_dom *d, const char *text)
+{
+    arena *a = &d->text;
+    if (!a->mapped)
+        return true;
+    chunk *at = a->oldest_held;
+    while (at && !holds(at, text))
+        at = at->newer;
+    if (!at)
+        return false;
+    for (chunk *c = a->oldest_held; c != at;) {
+        chunk *newer = c->newer;
+        chunk_free(a, c);
+        c = newer;
+    }
+    at->older = NULL; /* vf_dom_free walks only what is held */
+    a->oldest_held = at;
+    return true;
 }
 
 static uint32_t hash_name(const char *s)

@@ -83,6 +83,19 @@ vf_node *vf_dom_alloc_node(vf_dom *d, size_t extra, vf_dom_status *st);
 vf_dom_status vf_dom_set_text(vf_dom *d, vf_node *t, const char *s, size_t n);
 vf_dom_status vf_dom_append_text(vf_dom *d, vf_node *t, const char *s, size_t n);
 
+/* For a large page, before anything is added (later: no effect): the
+ * arenas are made of mappings of their own, which go back to the kernel
+ * when freed (freed heap chunks stayed resident beside the result) and,
+ * for text, as the renderer passes them (vf_dom_text_reached). */
+void vf_dom_map(vf_dom *d);
+
+/* A reader that reads text in tree order (the renderer) is at text, a
+ * node's text: the text arena's chunks before the one holding
+ * it are unmapped (vf_dom_map), so a large page's text need not outlive its rendering.
+ * Text before it must never be read again. False when text is no longer
+ * held (unmapped already): the reader must not read it. */
+bool vf_dom_text_reached(vf_dom *d, const char *text);
+
 /* Names of elements tag_class does not know, kept per page: the id, or 0
  * when the table is full or memory ran out (*st says which). */
 uint16_t vf_dom_intern_name(vf_dom *d, const char *name, vf_dom_status *st);

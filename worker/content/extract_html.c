@@ -36,6 +36,12 @@ static void free_rewritten(void *ctx)
     *p = NULL;
 }
 
+/* A large page's text goes back as the render passes it (html_dom.c maps it). */
+static bool text_reached(void *ctx, const char *text)
+{
+    return vf_dom_text_reached(ctx, text);
+}
+
 char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_page_meta *meta,
                       size_t *out_len)
 {
@@ -77,7 +83,9 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
         main = vf_main_pick_content(body, &pick);
     vf_main_pick_settle(body, &pick);
     vf_render_opts ro = { .markdown = o->markdown, .links = o->links, .base_url = base,
-                          .max_out = o->max_out };
+                          .max_out = o->max_out, .text_reached = text_reached, .text_ctx = doc };
+    /* Counted before the render, which may give the tree's text back. */
+    size_t page_chars = !meta ? 0 : main ? pick.page_chars : vf_main_text_chars(body);
     char *text = NULL;
     if (main) {
         text = vf_render(pick.parts, pick.n_parts, &ro, out_len);
@@ -89,7 +97,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     if (meta && text) {
         meta->extract = strdup(main ? "main" : "page");
         /* Both sizes count the tree's text the same way, markup aside. */
-        meta->page_chars = main ? pick.page_chars : vf_main_text_chars(body);
+        meta->page_chars = page_chars;
         meta->main_chars = main ? pick.main_chars : meta->page_chars;
         meta->password_field = password_in(&rep, &pick, !main);
         if (!meta->extract) {

@@ -22,6 +22,12 @@
  * (XML_MAX_TEXT_LENGTH); the tree keeps both limits so it keeps its shape. */
 #define LIBXML2_MAX_TEXT 10000000u
 
+/* From this size a page's tree lives in mappings (dom_tree.h): its text
+ * goes back as the renderer passes it, the rest when the tree is freed,
+ * so neither sits beside the output. Below it the heap serves page after
+ * page without fresh faults. */
+#define MAPPED_TREE_PAGE (256u << 10)
+
 /* A streamed page is handed back in steps this large. */
 #define RELEASE_STEP (1u << 20)
 
@@ -248,6 +254,8 @@ static vf_dom *parse(const char *utf8, size_t len, const vf_html_input *in, void
                      ? SIZE_MAX
                      : len * VF_HTML_TREE_MULTIPLE + VF_HTML_TREE_SLACK;
     vf_dom *dom = vf_dom_new(cap);
+    if (dom && len >= MAPPED_TREE_PAGE)
+        vf_dom_map(dom);
     if (!dom || !vf_build_init(&st.build, dom)) {
         vf_dom_free(dom);
         if (input_done)

@@ -520,7 +520,8 @@ void vf_render_node(emitter *e, vf_node *n)
     if (e->out.truncated || e->out.oom)
         return;
     if (n->type == VF_NODE_TEXT || n->type == VF_NODE_CDATA) {
-        if (vf_node_bytes(n))
+        const vf_render_opts *o = e->o;
+        if (vf_node_bytes(n) && (!o->text_reached || o->text_reached(o->text_ctx, vf_node_text(n))))
             em_text(e, vf_node_bytes(n));
     } else if (n->type == VF_NODE_ELEMENT) {
         render_element(e, n);

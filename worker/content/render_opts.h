@@ -14,6 +14,10 @@ typedef struct {
     vf_links_style links;
     const char *base_url;   /* absolute URL links and images resolve against; NULL = keep as is */
     size_t max_out;         /* bytes */
+    /* Hears of each text node before it is read, in tree order (may be
+     * NULL): text before it is never read again. False: it is gone, skip. */
+    bool (*text_reached)(void *ctx, const char *text);
+    void *text_ctx;
 } vf_render_opts;
 
 #endif

@@ -126,6 +126,12 @@ void vf_render_table(emitter *e, vf_node *table)
         return;
     }
     em_want(e, PEND_BLANK);
+    /* The caption comes first wherever it stands: the table's text is not
+     * read in tree order, so none of it is reported as reached. */
+    vf_render_opts unordered = *e->o;
+    unordered.text_reached = NULL;
+    const vf_render_opts *keep = e->o;
+    e->o = &unordered;
     for (vf_node *c = vf_node_first(table); c; c = c->next)
         if (c->type == VF_NODE_ELEMENT && vf_dom_tag(c).id == VF_T_CAPTION) {
             vf_render_children(e, c);
@@ -162,6 +168,7 @@ void vf_render_table(emitter *e, vf_node *table)
         }
         e->last_cp = '|';
     }
+    e->o = keep;
     free(t);
     em_want(e, PEND_BLANK);
 }
