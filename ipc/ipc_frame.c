@@ -67,22 +67,9 @@ static int wait_writable(int sock)
     }
 }
 
-vf_ipc_err vf_ipc_send_frame(int sock, const void *payload, size_t len, int pass_fd)
+/* Sends iov[0..n_iov) (the length prefix first) as one stream of bytes. */
+static vf_ipc_err send_all(int sock, struct iovec *cur, int n_iov, int pass_fd)
 {
-    if (len > UINT32_MAX)
-        return VF_IPC_ERR_TOO_LARGE;
-    if (len > 0 && payload == NULL)
-        return VF_IPC_ERR_IO;
-
-    uint8_t prefix[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16),
-                          (uint8_t)(len >> 8), (uint8_t)len };
-    struct iovec iov[2] = {
-        { .iov_base = prefix, .iov_len = sizeof prefix },
-        { .iov_base = (void *)payload, .iov_len = len },
-    };
-    struct iovec *cur = iov;
-    int n_iov = len > 0 ? 2 : 1;
-
     union {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
@@ -124,6 +111,41 @@ vf_ipc_err vf_ipc_send_frame(int sock, const void *payload, size_t len, int pass
         }
     }
     return VF_IPC_OK;
+}
+
+vf_ipc_err vf_ipc_send_frame(int sock, const void *payload, size_t len, int pass_fd)
+{
+    if (len > UINT32_MAX)
+        return VF_IPC_ERR_TOO_LARGE;
+    if (len > 0 && payload == NULL)
+        return VF_IPC_ERR_IO;
+    vf_ipc_part part = { payload, len };
+    return vf_ipc_send_frame_parts(sock, &part, 1, pass_fd);
+}
+
+vf_ipc_err vf_ipc_send_frame_parts(int sock, const vf_ipc_part *parts, size_t n_parts, int pass_fd)
+{
+    if (n_parts > VF_IPC_MAX_PARTS)
+        return VF_IPC_ERR_IO;
+    uint8_t prefix[4];
+    struct iovec iov[1 + VF_IPC_MAX_PARTS] = { { .iov_base = prefix, .iov_len = sizeof prefix } };
+    int n_iov = 1;
+    size_t len = 0;
+    for (size_t i = 0; i < n_parts; i++) {
+        if (parts[i].len == 0)
+            continue;
+        if (parts[i].data == NULL)
+            return VF_IPC_ERR_IO;
+        if (parts[i].len > UINT32_MAX - len)
+            return VF_IPC_ERR_TOO_LARGE;
+        len += parts[i].len;
+        iov[n_iov++] = (struct iovec){ .iov_base = (void *)parts[i].data, .iov_len = parts[i].len };
+    }
+    prefix[0] = (uint8_t)(len >> 24);
+    prefix[1] = (uint8_t)(len >> 16);
+    prefix[2] = (uint8_t)(len >> 8);
+    prefix[3] = (uint8_t)len;
+    return send_all(sock, iov, n_iov, pass_fd);
 }
 
 /* State of one frame being received: fds that arrived so far and the deadline. */

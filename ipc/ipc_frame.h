@@ -40,6 +40,15 @@ int64_t vf_now_ms(void);
  * Handles short writes and EINTR; never raises SIGPIPE (MSG_NOSIGNAL). */
 vf_ipc_err vf_ipc_send_frame(int sock, const void *payload, size_t len, int pass_fd);
 
+/* One frame whose payload is the parts back to back, sent without joining
+ * them (a large text goes from where it lies). Empty parts are skipped. */
+#define VF_IPC_MAX_PARTS 4
+typedef struct {
+    const void *data;
+    size_t len;
+} vf_ipc_part;
+vf_ipc_err vf_ipc_send_frame_parts(int sock, const vf_ipc_part *parts, size_t n_parts, int pass_fd);
+
 /* Read one frame of at most max_len payload bytes.
  * deadline_ms: absolute vf_now_ms() value, or -1 to wait forever.
  * received_fd: if non-NULL, receives a passed fd or -1; if NULL, any passed fd is

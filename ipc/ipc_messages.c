@@ -413,7 +413,10 @@ static vf_ipc_err check_result(const vf_result *res)
     return res->meta != NULL ? vf_page_meta_check(res->meta) : VF_IPC_OK;
 }
 
-vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
+/* The result's message; with tail non-NULL it stops after the text's bin
+ * header and the fields after the text go to *tail instead (its bytes are
+ * the caller's to send in between). */
+static vf_ipc_err result_encode(const vf_result *res, void **buf, size_t *len, void **tail, size_t *tail_len)
 {
     *buf = NULL;
     *len = 0;
@@ -424,33 +427,73 @@ vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
     uint32_t n_keys = 5 + (res->transport_error != NULL) + (res->malformed != NULL) +
                       (res->content_type != NULL) + (res->location != NULL) + (res->layers != 0) +
                       (res->meta != NULL) + (res->cache_control != NULL);
-    ipc_encoder e;
-    ipc_enc_init(&e);
-    ipc_enc_check(&e, msgpack_pack_map(&e.pk, n_keys));
-    ipc_put_uint(&e, "v", VF_IPC_VERSION);
+    size_t max_len = (size_t)MAX_BODY_LIMIT + VF_IPC_RESULT_OVERHEAD;
+    ipc_encoder head, after;
+    ipc_encoder *e = &head;
+    ipc_enc_init(&head);
+    ipc_enc_check(e, msgpack_pack_map(&e->pk, n_keys));
+    ipc_put_uint(e, "v", VF_IPC_VERSION);
     if (res->transport_error != NULL)
-        ipc_put_text(&e, "terr", res->transport_error);
+        ipc_put_text(e, "terr", res->transport_error);
     if (res->malformed != NULL)
-        ipc_put_text(&e, "malformed", res->malformed);
+        ipc_put_text(e, "malformed", res->malformed);
     /* detail is required on the wire; a NULL one means "nothing to add". */
-    ipc_put_text(&e, "detail", res->detail != NULL ? res->detail : "");
-    ipc_put_uint(&e, "status", (uint64_t)res->http_status);
+    ipc_put_text(e, "detail", res->detail != NULL ? res->detail : "");
+    ipc_put_uint(e, "status", (uint64_t)res->http_status);
     if (res->content_type != NULL)
-        ipc_put_text(&e, "ctype", res->content_type);
+        ipc_put_text(e, "ctype", res->content_type);
     if (res->location != NULL)
-        ipc_put_text(&e, "location", res->location);
+        ipc_put_text(e, "location", res->location);
     if (res->cache_control != NULL)
-        ipc_put_text(&e, "cctl", res->cache_control);
-    ipc_put_bin(&e, "text", res->text, res->text_len);
-    ipc_put_uint(&e, "body_bytes", res->body_bytes);
-    if (res->layers != 0)
-        ipc_put_uint(&e, "layers", res->layers);
-    if (res->meta != NULL) {
-        ipc_put_key(&e, "meta");
-        if (vf_page_meta_pack(&e.pk, res->meta) != VF_IPC_OK)
-            e.failed = true;
+        ipc_put_text(e, "cctl", res->cache_control);
+    if (tail) {
+        ipc_put_key(e, "text");
+        ipc_enc_check(e, msgpack_pack_bin(&e->pk, res->text_len));
+        ipc_enc_init(&after);
+        e = &after;
+    } else {
+        ipc_put_bin(e, "text", res->text, res->text_len);
     }
-    return ipc_enc_finish(&e, (size_t)MAX_BODY_LIMIT + VF_IPC_RESULT_OVERHEAD, buf, len);
+    ipc_put_uint(e, "body_bytes", res->body_bytes);
+    if (res->layers != 0)
+        ipc_put_uint(e, "layers", res->layers);
+    if (res->meta != NULL) {
+        ipc_put_key(e, "meta");
+        if (vf_page_meta_pack(&e->pk, res->meta) != VF_IPC_OK)
+            e->failed = true;
+    }
+    if (!tail)
+        return ipc_enc_finish(&head, max_len, buf, len);
+    if (!head.failed && !after.failed && head.sb.size + res->text_len + after.sb.size > max_len) {
+        msgpack_sbuffer_destroy(&head.sb);
+        msgpack_sbuffer_destroy(&after.sb);
+        return VF_IPC_ERR_RANGE;
+    }
+    /* Either part alone is under the cap now; a failed one fails both. */
+    if (head.failed || after.failed)
+        head.failed = after.failed = true;
+    vf_ipc_err he = ipc_enc_finish(&head, max_len, buf, len);
+    vf_ipc_err te = ipc_enc_finish(&after, max_len, tail, tail_len);
+    if (he == VF_IPC_OK && te == VF_IPC_OK)
+        return VF_IPC_OK;
+    free(*buf);
+    free(*tail);
+    *buf = *tail = NULL;
+    *len = *tail_len = 0;
+    return he != VF_IPC_OK ? he : te;
+}
+
+vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len)
+{
+    return result_encode(res, buf, len, NULL, NULL);
+}
+
+vf_ipc_err vf_result_encode_split(const vf_result *res, void **head, size_t *head_len, void **tail,
+                                  size_t *tail_len)
+{
+    *tail = NULL;
+    *tail_len = 0;
+    return result_encode(res, head, head_len, tail, tail_len);
 }
 
 /* ------------------------------------------------------------------------ */

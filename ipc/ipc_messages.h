@@ -107,6 +107,12 @@ typedef struct {
  * VF_IPC_ERR_RANGE if a field breaks its cap (the encoder enforces the same caps). */
 vf_ipc_err vf_job_encode(const vf_job *job, void **buf, size_t *len);
 vf_ipc_err vf_result_encode(const vf_result *res, void **buf, size_t *len);
+/* The same message in three pieces, so a large text is sent from where it
+ * lies instead of being copied into the message: *head (ends with the
+ * text's bin header), then res->text itself, then *tail (both malloc'd).
+ * head + text + tail are the bytes vf_result_encode makes. */
+vf_ipc_err vf_result_encode_split(const vf_result *res, void **head, size_t *head_len, void **tail,
+                                  size_t *tail_len);
 
 /* Decode strictly. On error *out is left zeroed (nothing to free) and, if
  * field is non-NULL, *field names the offending key (static string) or "" . */

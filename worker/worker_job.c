@@ -208,16 +208,35 @@ static void release_body(void *ctx)
     vf_tbuf_free(ctx);
 }
 
-/* Builds and encodes the result of a finished fetch. NULL when the result
- * cannot be encoded (then the caller answers with an internal error). */
-static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *detail_override,
-                          size_t *len, char *why, size_t whylen)
+/* An encoded result: the message is head, then the text where the
+ * extractor left it, then tail (vf_result_encode_split). */
+typedef struct {
+    void *head, *tail;
+    size_t head_len, tail_len;
+    vf_extracted ex; /* owns the text */
+    const void *text;
+    size_t text_len;
+} result_frame;
+
+static void result_frame_free(result_frame *f)
 {
+    free(f->head);
+    free(f->tail);
+    vf_extracted_free(&f->ex);
+    memset(f, 0, sizeof *f);
+}
+
+/* Builds and encodes the result of a finished fetch. False when the result
+ * cannot be encoded (then the caller answers with an internal error). */
+static bool build_result(const vf_job *job, vf_fetch_result *fr, const char *detail_override,
+                         result_frame *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof *out);
     vf_result res = { .http_status = fr->status, .content_type = fr->content_type,
                       .location = fr->location, .cache_control = fr->cache_control,
                       .body_bytes = fr->body.len,
                       .text = (uint8_t *)"", .detail = fr->detail, .layers = applied };
-    vf_extracted ex = { 0 };
+    vf_extracted *ex = &out->ex;
     if (fr->terr) {
         res.transport_error = (char *)fr->terr;
     } else {
@@ -228,45 +247,54 @@ static void *build_result(const vf_job *job, vf_fetch_result *fr, const char *de
                                .title_pointer = job->title_pointer, .field = job->field };
         if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,
                              fr->body.data ? fr->body.data : "", fr->body.len,
-                             (size_t)job->max_body, &ex)) {
+                             (size_t)job->max_body, ex)) {
+            vf_extracted_free(ex);
             snprintf(why, whylen, "out of memory during extraction");
-            return NULL;
+            return false;
         }
-        res.text = (uint8_t *)ex.text;
-        res.text_len = ex.text_len;
-        if (ex.malformed) {
-            res.malformed = ex.detail;
-            res.detail = ex.detail;
+        res.text = (uint8_t *)ex->text;
+        res.text_len = ex->text_len;
+        if (ex->malformed) {
+            res.malformed = ex->detail;
+            res.detail = ex->detail;
         }
-        if (ex.ctype_is_plain)
+        if (ex->ctype_is_plain)
             res.content_type = "text/plain; charset=utf-8";
-        if (ex.unsupported_charset) {
+        if (ex->unsupported_charset) {
             /* The broker turns this signal into unusable_content with the detail. */
-            res.detail = ex.detail;
-            vf_page_meta_clear(&ex.meta);
-            ex.meta.extract = strdup("page");
-            ex.has_meta = ex.meta.extract && vf_page_meta_add_signal(&ex.meta, VF_SIGNAL_UNSUPPORTED_CHARSET);
+            res.detail = ex->detail;
+            vf_page_meta_clear(&ex->meta);
+            ex->meta.extract = strdup("page");
+            ex->has_meta = ex->meta.extract && vf_page_meta_add_signal(&ex->meta, VF_SIGNAL_UNSUPPORTED_CHARSET);
         }
-        if (ex.has_meta) {
+        if (ex->has_meta) {
             /* A provider's JSON answer (and its own headers) is no page to
              * fingerprint; the title it reports still reaches the judge. */
             for (size_t i = 0; job->mode == VF_MODE_RAW && i < fr->wall.n; i++)
-                (void)vf_page_meta_add_signal(&ex.meta, fr->wall.tok[i]);
-            res.meta = &ex.meta;
+                (void)vf_page_meta_add_signal(&ex->meta, fr->wall.tok[i]);
+            res.meta = &ex->meta;
         }
     }
     if (detail_override)
         res.detail = (char *)detail_override;
     /* The body is no longer needed; give its memory back before encoding. */
     vf_tbuf_free(&fr->body);
-    void *buf = NULL;
-    vf_ipc_err e = vf_result_encode(&res, &buf, len);
-    vf_extracted_free(&ex);
+    /* The text is not copied into the message: it is sent from where it is. */
+    vf_ipc_err e = vf_result_encode_split(&res, &out->head, &out->head_len, &out->tail, &out->tail_len);
     if (e != VF_IPC_OK) {
+        result_frame_free(out);
         snprintf(why, whylen, "result does not encode: %s", vf_ipc_strerror(e));
-        return NULL;
+        return false;
     }
-    return buf;
+    out->text = res.text;
+    out->text_len = res.text_len;
+    return true;
+}
+
+static void send_result(const result_frame *f)
+{
+    vf_ipc_part parts[3] = { { f->head, f->head_len }, { f->text, f->text_len }, { f->tail, f->tail_len } };
+    vf_ipc_send_frame_parts(VF_WORKER_IPC_FD, parts, 3, -1);
 }
 
 /* Receives and decodes the job; on failure it has already answered. */
@@ -370,13 +398,35 @@ void vf_worker_rehearse(void)
     vf_fetch_result fr;
     vf_fetch(&job, sv[1], NULL, &fr); /* consumes sv[1] */
     char why[64];
-    void *frame = build_result(&job, &fr, NULL, &len, why, sizeof why);
-    free(frame);
+    result_frame frame;
+    if (build_result(&job, &fr, NULL, &frame, why, sizeof why))
+        result_frame_free(&frame);
     vf_fetch_result_free(&fr);
     vf_job_free(&job);
     close(sv[0]);
     applied = 0;
 }
+
+#ifdef VF_WORKER_TEST_HOOKS
+/* A hook that forges the frame gets the message in one piece. */
+static bool hook_send(const result_frame *f)
+{
+    if (hook == VF_HOOK_NONE)
+        return false;
+    size_t len = f->head_len + f->text_len + f->tail_len;
+    char *joined = malloc(len ? len : 1);
+    if (!joined)
+        return false;
+    memcpy(joined, f->head, f->head_len);
+    if (f->text_len)
+        memcpy(joined + f->head_len, f->text, f->text_len);
+    if (f->tail_len)
+        memcpy(joined + f->head_len + f->text_len, f->tail, f->tail_len);
+    bool sent = vf_hook_send(hook, VF_WORKER_IPC_FD, joined, len);
+    free(joined);
+    return sent;
+}
+#endif
 
 int vf_worker_serve(const vf_worker_ctx *ctx)
 {
@@ -456,17 +506,17 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
     if (hook == VF_HOOK_OPEN_AFTER_LANDLOCK)
         detail_override = hook_note;
 #endif
-    size_t len = 0;
-    void *frame = build_result(&job, &fr, detail_override, &len, err, sizeof err);
+    result_frame frame;
+    bool built = build_result(&job, &fr, detail_override, &frame, err, sizeof err);
     vf_fetch_result_free(&fr);
-    if (!frame) {
+    if (!built) {
         answer_error("internal", "%s", err);
     } else {
 #ifdef VF_WORKER_TEST_HOOKS
-        if (!vf_hook_send(hook, VF_WORKER_IPC_FD, frame, len))
+        if (!hook_send(&frame))
 #endif
-            send_frame(frame, len);
-        free(frame);
+            send_result(&frame);
+        result_frame_free(&frame);
     }
     /* What is left is exit and teardown (~0.3 ms on a small page): nobody
      * waits for it, so it should not delay the broker's answer on this CPU. */
