@@ -167,6 +167,7 @@ void vf_shared_quota_slice_ask(vf_shared_quota *sq, const char *name, const void
         }
         if (h->slice < VF_SLICE_TOKENS / 2)
             want = VF_SLICE_TOKENS - h->slice;
+        h->slice_tag = tag;   /* the ask's answer renews or ends the slice of this configuration */
     }
     pthread_mutex_unlock(&sq->lock);
     call->slice_tag = tag;
@@ -210,16 +211,21 @@ void vf_shared_quota_slice_put_back(vf_shared_quota *sq, const char *name)
     pthread_mutex_unlock(&sq->lock);
 }
 
-/* Caller holds sq->lock. */
+/* Caller holds sq->lock. Every answer to an ask renews the slice (the fleet
+ * was calm: tokens granted or not) or ends it (busy: its tokens go back at
+ * the next ask). */
 static void record_slice(held *h, const vf_shared_quota_call *call, long long granted)
 {
-    if (!call->slice_tag || granted <= 0)
+    if (!call->slice_tag || h->slice_tag != call->slice_tag)
+        return;   /* no ask, or one for a configuration since replaced */
+    if (granted < 0) {
+        h->slice_until = 0;
         return;
+    }
     if (granted > VF_SLICE_TOKENS)
         granted = VF_SLICE_TOKENS;
     h->slice += (unsigned)granted;
     h->slice_until = (uint64_t)vf_now_ms() + VF_SLICE_MS;
-    h->slice_tag = call->slice_tag;
     h->slice_limits = call->limits;
 }
 

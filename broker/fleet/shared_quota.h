@@ -22,10 +22,11 @@
  * concurrency limit is at most half used, so a small budget (10/min) is
  * always counted token by token. The fleet never admits more than its
  * bucket holds: a slice's tokens leave the bucket when granted; what a pod
- * has not spent when the slice expires goes back at its next trip. A hit a
- * slice admits sees the fleet's concurrency as of the slice's trip (at most
- * VF_SLICE_MS old); a hit holds no slot, so that only decides whether a hit
- * arriving as the fleet fills up is refused. */
+ * has not spent when the slice expires goes back at its next trip. A slice
+ * lives VF_SLICE_MS from the pod's last trip that found the fleet calm; a
+ * trip that finds it busy ends it. So a hit a slice admits sees the fleet's
+ * concurrency as of at most VF_SLICE_MS ago; a hit holds no slot, so that
+ * only decides whether a hit arriving as the fleet fills up is refused. */
 #define VF_SLICE_TOKENS   32u
 #define VF_SLICE_SHARE    16    /* plain numbers: the script spells them too */
 #define VF_SLICE_MIN_CONC 4
@@ -36,7 +37,8 @@
 /* Lua: vf_quota(bucket, leases, rpm, burst, concurrent, member, lease_ms,
  * want, give) returns {verdict, retry_after_s, granted}: verdict 0 ok, 1
  * concurrency, 2 rate; granted = slice tokens taken beyond this admission
- * (0..want); give = unspent slice tokens returned first. Time is the
+ * (0..want), or -1 when the fleet's concurrency is more than half used (no
+ * slice now); give = unspent slice tokens returned first. Time is the
  * store's (TIME), so pods with skewed clocks share one bucket correctly.
  * Also used inside the lookup's one-trip admission (fleet_admission.c).
  * The bucket is one string "units at_ms" (GET, then SET with PX: one write
@@ -60,7 +62,7 @@
     "  if busy and (rpm == 0 or give == 0) then return {1, 1, 0} end\n" \
     "  local grant = 0\n" \
     "  local calm = conc == 0 or (conc >= " VF_QUOTA_LUA_NUM(VF_SLICE_MIN_CONC) " and n * 2 <= conc)\n" \
-    "  if want > 0 and calm then grant = want end\n" \
+    "  if not calm then grant = -1 elseif want > 0 then grant = want end\n" \
     "  if rpm > 0 then\n" \
     "    local unit = 60000\n" \
     "    local cap = burst * unit\n" \
@@ -82,8 +84,8 @@
     "      return {2, math.max(1, math.ceil(wait / 1000)), 0}\n" \
     "    end\n" \
     "    units = units - unit\n" \
-    "    grant = math.min(grant, math.floor(units / unit / " VF_QUOTA_LUA_NUM(VF_SLICE_SHARE) "))\n" \
-    "    redis.call('SET', kb, string.format('%d %d', units - grant * unit, now), 'PX', ttl)\n" \
+    "    if grant > 0 then grant = math.min(grant, math.floor(units / unit / " VF_QUOTA_LUA_NUM(VF_SLICE_SHARE) ")) end\n" \
+    "    redis.call('SET', kb, string.format('%d %d', units - math.max(grant, 0) * unit, now), 'PX', ttl)\n" \
     "  end\n" \
     "  if conc > 0 and lease > 0 then\n" \
     "    redis.call('ZADD', kl, now + lease, member)\n" \

@@ -3,7 +3,9 @@
  * so a hit waits for no store round trip; yet the fleet never admits more
  * than the bucket holds, a small budget is still counted token by token
  * (exactly 10 of 10/min, hits included), and a fleet whose concurrency limit
- * is more than half used gets no slice (each hit asks the store). */
+ * is more than half used gets no slice (each hit asks the store). A slice
+ * lives a second from the pod's last trip that found the fleet calm; a trip
+ * that finds it busy ends it. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,5 +184,81 @@ Test(fleet_slices, a_fleet_more_than_half_busy_grants_no_slice_so_each_hit_asks_
     }
     trips = round_trips(&brokers[0]) - before;
     cr_assert_eq(trips, 1, "6 hits with the fleet idle waited for %lld round trips", trips);
+    rp_kill(&redis);
+}
+
+/* Hits of path on instance i; returns the round trips they waited for. */
+static long long hit_trips(int i, const char *path, int n)
+{
+    long long before = round_trips(&brokers[i]);
+    for (int k = 0; k < n; k++) {
+        hx_response r = fl_lookup(&brokers[i], 0, &origin, path, NULL, NULL, 0);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_assert_str_eq(fl_cache_field(&r), "hit", "%s", r.body);
+        hx_response_free(&r);
+    }
+    return round_trips(&brokers[i]) - before;
+}
+
+static void expect_miss(int i, const char *path)
+{
+    hx_response r = fl_lookup(&brokers[i], 0, &origin, path, NULL, NULL, 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    cr_assert_str_eq(fl_cache_field(&r), "miss", "%s", r.body);
+    hx_response_free(&r);
+}
+
+Test(fleet_slices, a_trip_that_finds_the_fleet_busy_ends_a_live_slice)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 2, &redis,
+                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
+                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    expect_miss(0, "/page?live=1");
+    cr_assert_eq(hit_trips(0, "/page?live=1", 3), 0, "the idle fleet's slice admitted no hit");
+    held_lookup held[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        held[i].b = &brokers[1];
+        snprintf(held[i].path, sizeof held[i].path, "/slow?ms=1500&ends=%d", i);
+        pthread_create(&th[i], NULL, hold, &held[i]);
+    }
+    int waited = 0;
+    while (fl_origin_requests(&origin, "GET /slow?ms=1500&ends=") < 3 && waited < 3000) {
+        pol_sleep_ms(10);
+        waited += 10;
+    }
+    cr_assert_lt(waited, 3000, "the slow lookups never reached the origin");
+    expect_miss(0, "/page?live=2");   /* its trip sees 3 of 4 slots busy */
+    long long trips = hit_trips(0, "/page?live=1", 3);
+    cr_assert_eq(trips, 3, "3 hits after a busy trip waited for %lld round trips: the slice outlived it", trips);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        hx_response_free(&held[i].r);
+    }
+    rp_kill(&redis);
+}
+
+Test(fleet_slices, a_slice_lives_a_second_from_the_last_trip_that_found_the_fleet_calm)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 1, &redis,
+                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 8; };"
+                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    /* The first miss's trip grants the slice; the later ones renew it. */
+    expect_miss(0, "/page?renew=0");
+    for (int i = 1; i <= 2; i++) {
+        pol_sleep_ms(400);
+        char path[32];
+        snprintf(path, sizeof path, "/page?renew=%d", i);
+        expect_miss(0, path);
+    }
+    pol_sleep_ms(400);   /* 1.2 s after the grant, 0.4 s after the last trip */
+    long long trips = hit_trips(0, "/page?renew=0", 5);
+    cr_assert_eq(trips, 0, "5 hits 0.4 s after a calm trip waited for %lld round trips", trips);
     rp_kill(&redis);
 }
