@@ -101,18 +101,26 @@ Test(fleet_slices, hits_spend_slices_without_trips_and_the_fleet_never_admits_mo
                      "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 120; };"
                      " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
                      false);
+    /* The page fetched once and found in the store by the others, one at a
+     * time (concurrent first lookups would poll the store while one fetches). */
+    double t0 = hx_now_ms();
+    for (int i = 0; i < 3; i++) {
+        hx_response r = fl_lookup(&brokers[i], 0, &origin, "/page?large=1", NULL, NULL, 0);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        hx_response_free(&r);
+    }
     long long trips0[3];
     for (int i = 0; i < 3; i++)
         trips0[i] = round_trips(&brokers[i]);
-    double t0 = hx_now_ms();
-    /* Half the bucket: all admitted, most without a trip. */
+    /* Under half the bucket: all admitted, most without a trip. */
     int throttled = 0;
-    int ok = ask_together(3, "/page?large=1", 20, &throttled);
-    cr_assert_eq(ok, 60, "%d of 60 admitted from a bucket of 120", ok);
+    int ok = ask_together(3, "/page?large=1", 19, &throttled);
+    cr_assert_eq(ok, 57, "%d of 57 admitted from a bucket of 120", ok);
     long long trips = 0;
     for (int i = 0; i < 3; i++)
         trips += round_trips(&brokers[i]) - trips0[i];
-    cr_assert_leq(trips, 30, "%lld round trips for 60 admitted lookups: hits were not admitted from slices", trips);
+    cr_assert_leq(trips, 28, "%lld round trips for 57 admitted hits: hits were not admitted from slices", trips);
+    ok += 3;
     /* Then twice what is left: never more than the bucket. */
     int more = ask_together(3, "/page?large=1", 40, &throttled);
     ok += more;
