@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 
-/* Enough for fd 0-3, the passed socket and curl's wakeup socketpair. */
+/* Enough for fd 0-3, the passed socket and the system libcurl's wakeup socketpair. */
 #define VF_WORKER_NOFILE 16
 
 static int fail(char *err, size_t errlen, const char *what)

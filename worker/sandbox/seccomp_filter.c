@@ -75,7 +75,8 @@ static scmp_filter_ctx build_filter(vf_seccomp_variant variant, char *err, size_
     if (rc == 0)
         rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1,
                  (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, VF_WORKER_IPC_FD) });
-    /* curl's multi handle makes a wakeup pair; only a local stream pair. */
+    /* The system libcurl's multi handle makes a wakeup pair (the lean one,
+     * packaging/lean_curl.sh, makes none); only a local stream pair. */
     if (rc == 0)
         rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 2,
                  (struct scmp_arg_cmp[]){ SCMP_A0_32(SCMP_CMP_EQ, AF_UNIX),
