@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -50,8 +51,19 @@ typedef struct {
     int64_t kill_at; /* claimed: monotonic ms after which it is killed; 0 = not yet set */
 } kid;
 
-static kid kids[MAX_KIDS];
-static size_t n_kids;
+enum { SLOT_CTL, SLOT_PIDFD, SLOT_STATUS };
+
+/* The zygote's own bookkeeping, in a mapping its workers do not inherit
+ * (MADV_DONTFORK): a worker never reads it, and each of its pages that a fork
+ * shared with a live worker cost the zygote a page copy on its next write
+ * (5-6 page faults of the zygote per fork, now 2-3: tests/worker/test_zygote_faults.c). */
+typedef struct {
+    size_t n_kids;
+    kid kids[MAX_KIDS];
+    struct pollfd pfd[1 + 2 * MAX_KIDS];
+    struct { int type; size_t kid; } what[1 + 2 * MAX_KIDS];
+} book_t;
+static book_t *book;
 static unsigned pool_target;
 static bool draining;         /* the broker sent DRAIN: a newer zygote serves */
 static bool mapped;           /* we joined the broker's mapped user namespace */
@@ -130,7 +142,7 @@ static void child_main(int job_fd, bool rehearse)
  * waiting for this very worker, so it skips that. */
 static bool fork_kid(bool rehearse)
 {
-    if (n_kids == MAX_KIDS)
+    if (book->n_kids == MAX_KIDS)
         return false;
     int job[2], status[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, job) != 0)
@@ -160,12 +172,12 @@ static bool fork_kid(bool rehearse)
     bool told = send_msg(VF_ZY_CTL_FD, &m, NULL, 0, fds, 3);
     close(job[0]);
     close(status[1]);
-    kids[n_kids++] = (kid){ .pid = (pid_t)pid, .pidfd = pidfd, .status = status[0] };
+    book->kids[book->n_kids++] = (kid){ .pid = (pid_t)pid, .pidfd = pidfd, .status = status[0] };
     if (!told) {
         /* The broker never got it: it ends at once (EOF on its job socket). */
-        kids[n_kids - 1].claimed = true;
+        book->kids[book->n_kids - 1].claimed = true;
         close(status[0]);
-        kids[n_kids - 1].status = -1;
+        book->kids[book->n_kids - 1].status = -1;
     }
     return true;
 }
@@ -173,8 +185,8 @@ static bool fork_kid(bool rehearse)
 static unsigned unclaimed_kids(void)
 {
     unsigned n = 0;
-    for (size_t i = 0; i < n_kids; i++)
-        n += !kids[i].claimed && !kids[i].dead;
+    for (size_t i = 0; i < book->n_kids; i++)
+        n += !book->kids[i].claimed && !book->kids[i].dead;
     return n;
 }
 
@@ -249,8 +261,8 @@ static void status_event(kid *k)
 static int enforce_deadlines(void)
 {
     int64_t now = now_ms(), next = -1;
-    for (size_t i = 0; i < n_kids; i++) {
-        kid *k = &kids[i];
+    for (size_t i = 0; i < book->n_kids; i++) {
+        kid *k = &book->kids[i];
         if (k->dead || !k->kill_at)
             continue;
         if (k->kill_at <= now) {
@@ -266,10 +278,10 @@ static int enforce_deadlines(void)
 static void drop_dead(void)
 {
     size_t w = 0;
-    for (size_t r = 0; r < n_kids; r++)
-        if (!kids[r].dead)
-            kids[w++] = kids[r];
-    n_kids = w;
+    for (size_t r = 0; r < book->n_kids; r++)
+        if (!book->kids[r].dead)
+            book->kids[w++] = book->kids[r];
+    book->n_kids = w;
 }
 
 /* The broker sends only DRAIN on the control socket; reading it otherwise
@@ -295,8 +307,6 @@ static bool read_control(void)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-enum { SLOT_CTL, SLOT_PIDFD, SLOT_STATUS };
-
 /* Keeps pool_target workers announced and unclaimed, one fork per turn so a
  * claim or an exit is never kept waiting long. Returns the poll timeout. */
 static int provide(void)
@@ -305,15 +315,13 @@ static int provide(void)
         return -1;
     unsigned unclaimed = unclaimed_kids();
     /* With none left, a lookup may be waiting right now: no rehearsal then. */
-    if (unclaimed < pool_target && n_kids < MAX_KIDS)
+    if (unclaimed < pool_target && book->n_kids < MAX_KIDS)
         return fork_kid(unclaimed > 0) ? 0 : 100; /* on failure, retry later, not spin */
     return -1;
 }
 
 static void serve(void)
 {
-    static struct pollfd pfd[1 + 2 * MAX_KIDS];
-    static struct { int type; size_t kid; } what[1 + 2 * MAX_KIDS];
     for (;;) {
         int wait_ms = provide();
         if (wait_ms == 0 && unclaimed_kids() >= pool_target)
@@ -322,48 +330,59 @@ static void serve(void)
         if (due >= 0 && (wait_ms < 0 || due < wait_ms))
             wait_ms = due;
         size_t n = 0;
-        pfd[n] = (struct pollfd){ .fd = VF_ZY_CTL_FD, .events = POLLIN };
-        what[n++].type = SLOT_CTL;
-        for (size_t i = 0; i < n_kids; i++) {
-            pfd[n] = (struct pollfd){ .fd = kids[i].pidfd, .events = POLLIN };
-            what[n].type = SLOT_PIDFD;
-            what[n++].kid = i;
-            if (kids[i].status >= 0) {
-                pfd[n] = (struct pollfd){ .fd = kids[i].status, .events = POLLIN };
-                what[n].type = SLOT_STATUS;
-                what[n++].kid = i;
+        book->pfd[n] = (struct pollfd){ .fd = VF_ZY_CTL_FD, .events = POLLIN };
+        book->what[n++].type = SLOT_CTL;
+        for (size_t i = 0; i < book->n_kids; i++) {
+            book->pfd[n] = (struct pollfd){ .fd = book->kids[i].pidfd, .events = POLLIN };
+            book->what[n].type = SLOT_PIDFD;
+            book->what[n++].kid = i;
+            if (book->kids[i].status >= 0) {
+                book->pfd[n] = (struct pollfd){ .fd = book->kids[i].status, .events = POLLIN };
+                book->what[n].type = SLOT_STATUS;
+                book->what[n++].kid = i;
             }
         }
-        if (poll(pfd, n, wait_ms) < 0 && errno != EINTR)
+        if (poll(book->pfd, n, wait_ms) < 0 && errno != EINTR)
             return;
         for (size_t s = 1; s < n; s++) {
-            kid *k = &kids[what[s].kid];
-            if (!pfd[s].revents || k->dead)
+            kid *k = &book->kids[book->what[s].kid];
+            if (!book->pfd[s].revents || k->dead)
                 continue;
-            if (what[s].type == SLOT_PIDFD)
+            if (book->what[s].type == SLOT_PIDFD)
                 reap_kid(k);
             else if (k->status >= 0)
                 status_event(k);
         }
         drop_dead();
-        if ((pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) && !read_control())
+        if ((book->pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) && !read_control())
             return;
-        if (draining && n_kids == 0)
+        if (draining && book->n_kids == 0)
             return; /* retired, and the last worker has ended */
     }
 }
 
 static void shutdown_kids(void)
 {
-    for (size_t i = 0; i < n_kids; i++)
-        kill_kid(&kids[i]);
-    for (size_t i = 0; i < n_kids; i++) {
+    for (size_t i = 0; i < book->n_kids; i++)
+        kill_kid(&book->kids[i]);
+    for (size_t i = 0; i < book->n_kids; i++) {
         siginfo_t si;
-        waitid(P_PIDFD, (id_t)kids[i].pidfd, &si, WEXITED);
+        waitid(P_PIDFD, (id_t)book->kids[i].pidfd, &si, WEXITED);
     }
 }
 
 /* ---- start-up ----------------------------------------------------------- */
+
+static int open_book(char *err, size_t errlen)
+{
+    void *p = mmap(NULL, sizeof *book, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED || madvise(p, sizeof *book, MADV_DONTFORK) != 0) {
+        snprintf(err, errlen, "zygote table: %s", strerror(errno));
+        return -1;
+    }
+    book = p;
+    return 0;
+}
 
 static int load_ca(size_t *n_certs, char *err, size_t errlen)
 {
@@ -412,7 +431,7 @@ static void warm_tls_and_idn(void)
 
 static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
 {
-    if (vf_worker_warm_up(err, errlen) != 0)
+    if (open_book(err, errlen) != 0 || vf_worker_warm_up(err, errlen) != 0)
         return -1;
     warm_tls_and_idn();
     vf_tls_rehearse(); /* OpenSSL's algorithm caches filled once, inherited by every worker */

@@ -1,0 +1,80 @@
+/* The zygote keeps its own bookkeeping (worker table, poll set) in a mapping
+ * its workers do not inherit (MADV_DONTFORK, worker/sandbox/zygote.c). Were
+ * it shared with each forked worker, the zygote's next write to each of its
+ * pages would copy it: 5-6 page faults of the zygote per worker, against 2-3
+ * now (its stack). The zygote's minor faults over a run of lookups say which. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/spawn/worker_run.h"
+#include "broker/spawn/zygote_client.h"
+#include "harness.h"
+#include "proc_inspect.h"
+
+#define HOPS 40
+
+static unsigned long minor_faults(pid_t pid)
+{
+    size_t len;
+    char *stat = pi_read(pid, "stat", &len);
+    cr_assert_not_null(stat, "read /proc/%d/stat", (int)pid);
+    /* Field 10, counted after the parenthesised name (which may hold spaces). */
+    const char *p = strrchr(stat, ')');
+    cr_assert_not_null(p);
+    unsigned long v = 0;
+    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lu", &v), 1);
+    free(stat);
+    return v;
+}
+
+static void one_hop(void)
+{
+    static const char body[] = "<p>fault count page</p>";
+    size_t resp_len;
+    char *resp = http_response("HTTP/1.1 200 OK", "Content-Type: text/html", body, strlen(body), &resp_len);
+    test_origin o;
+    memset(&o, 0, sizeof o);
+    o.response = resp;
+    o.response_len = resp_len;
+    origin_start(&o);
+    char url[128];
+    snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
+    vf_job job = basic_job(url);
+    vf_worker_spec spec = { .path = worker_path("verifetch-worker"), .required_layers = VF_LAYER_SECCOMP };
+    int s = origin_connect(&o);
+    vf_result res;
+    char detail[256] = "";
+    cr_assert_eq(vf_worker_run(&spec, &job, s, vf_now_ms() + 10000, &res, detail, sizeof detail), 0, "%s", detail);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    cr_assert_str_eq((char *)res.text, "fault count page");
+    vf_result_free(&res);
+    close(s);
+    origin_stop(&o);
+    free(resp);
+}
+
+Test(zygote_faults, the_zygote_copies_none_of_its_bookkeeping_per_worker, .timeout = 120)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("ASan's shadow writes add copy-on-write faults of their own");
+#endif
+    char err[256];
+    vf_zygote_options o = { .worker_path = worker_path("verifetch-worker"), .pool = 1 };
+    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), 0, "%s", err);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    cr_assert_gt(st.pid, 0);
+    one_hop(); /* first use: the zygote's paths run once */
+    usleep(300 * 1000); /* the pool is full again */
+    unsigned long before = minor_faults(st.pid);
+    for (int i = 0; i < HOPS; i++)
+        one_hop();
+    usleep(300 * 1000); /* each taken worker has been replaced: HOPS forks */
+    unsigned long faults = minor_faults(st.pid) - before;
+    vf_zygote_stop();
+    cr_log_info("zygote: %lu page faults for %d workers", faults, HOPS);
+    cr_assert_leq(faults, 4ul * HOPS, "the zygote took %lu page faults for %d forked workers", faults, HOPS);
+}
