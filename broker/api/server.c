@@ -154,14 +154,15 @@ static int start_listener(vf_listener *l, vf_server *s, int fd, bool tcp)
     l->server = s;
     l->fd = fd;
     l->tcp = tcp;
-    /* epoll (no fd limit of select()), a small thread pool, and suspended
-     * connections for lookups: threads never wait on a worker. */
+    /* epoll (no fd limit of select()), one thread, and suspended connections
+     * for lookups: it never waits on a worker. One, not a pool: each pool
+     * thread waits on the listening socket, so every connection woke them
+     * all and all but one found nothing to accept. */
     l->daemon = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0,
         NULL, NULL, on_request, l,
         MHD_OPTION_EXTERNAL_LOGGER, vf_http_log, NULL,   /* first, or MHD logs some messages itself */
         MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_THREAD_POOL_SIZE, VF_SERVER_THREADS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
         MHD_OPTION_CONNECTION_LIMIT, s->opts.max_connections,

@@ -1,5 +1,5 @@
 /* The client API: HTTP/1.1 + JSON on a unix socket and an optional loopback
- * TCP listener (libmicrohttpd, epoll, a small thread pool per listener). A
+ * TCP listener (libmicrohttpd, epoll, one server thread per listener). A
  * lookup never holds a server thread: its connection is suspended while it
  * runs in a thread of its own, so health and metrics answer under any load. */
 #ifndef VERIFETCH_SERVER_H
@@ -12,7 +12,6 @@
 
 typedef struct vf_server vf_server;
 
-#define VF_SERVER_THREADS 2u          /* per listener */
 /* Absolute, however the bytes trickle in (broker/api/conn_deadline.h): */
 #define VF_SERVER_HEAD_TIMEOUT_S 5u   /* a request head, from the accept or the previous answer */
 #define VF_SERVER_BODY_TIMEOUT_S 10u  /* its body, from the head */
