@@ -26,7 +26,10 @@ struct MHD_Response *vf_json_response(json_t *doc, size_t *body_len)
     vf_json_stream *st = vf_json_stream_new(doc, HOLE_MIN, &total);
     if (!st)
         return NULL;
-    struct MHD_Response *r = MHD_create_response_from_callback(total, BLOCK_SIZE, produce, st, release);
+    /* libmicrohttpd callocs the block with the response: a small answer (a
+     * 503, an error, health) gets a block its size, not 32 KiB zeroed. */
+    size_t block = total < BLOCK_SIZE ? (total ? total : 1) : BLOCK_SIZE;
+    struct MHD_Response *r = MHD_create_response_from_callback(total, block, produce, st, release);
     if (!r) {
         vf_json_stream_free(st);
         return NULL;
