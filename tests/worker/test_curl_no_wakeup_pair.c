@@ -13,28 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "curl_given_socket.h"
 #include "harness.h"
-
-static curl_socket_t give_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
-{
-    (void)purpose, (void)a;
-    int *fd = clientp;
-    int s = *fd;
-    *fd = -1; /* exactly once */
-    return s >= 0 ? s : CURL_SOCKET_BAD;
-}
-
-static int already_connected(void *clientp, curl_socket_t fd, curlsocktype purpose)
-{
-    (void)clientp, (void)fd, (void)purpose;
-    return CURL_SOCKOPT_ALREADY_CONNECTED;
-}
-
-static size_t discard(char *p, size_t size, size_t n, void *u)
-{
-    (void)p, (void)u;
-    return size * n;
-}
 
 Test(curl_no_wakeup_pair, easy_fetch_makes_no_socketpair)
 {
@@ -60,10 +40,10 @@ Test(curl_no_wakeup_pair, easy_fetch_makes_no_socketpair)
             _exit(2);
         CURL *c = curl_easy_init();
         curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, give_socket);
+        curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, given_socket_open);
         curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &sock);
-        curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, already_connected);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, given_socket_connected);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, given_socket_discard);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
         CURLcode rc = curl_easy_perform(c);

@@ -15,6 +15,7 @@
 #include "worker/content/extract_html.h"
 #include "worker/content/html_dom.h"
 #include "worker/content/text_buf.h"
+#include "proc_peak.h"
 
 #define PAGE (8u << 20)
 
@@ -74,30 +75,6 @@ Test(html_stream, a_streamed_page_renders_the_same_text_as_a_copied_one, .timeou
         free(page);
     }
 }
-
-static long status_kib(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "re");
-    cr_assert_not_null(f);
-    char line[256];
-    long v = -1;
-    size_t k = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, k) == 0 && line[k] == ':')
-            v = atol(line + k + 1);
-    fclose(f);
-    return v;
-}
-
-/* Peak RSS from here on (Linux: 5 in clear_refs resets VmHWM). */
-static void reset_peak(void)
-{
-    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, "5", 1), 1);
-    close(fd);
-}
-
 static void free_mapped(void *ctx)
 {
     vf_tbuf_free(ctx);
@@ -121,13 +98,13 @@ Test(html_stream, parsing_a_large_page_holds_no_copy_of_it, .timeout = 60)
     vf_tbuf_init_mapped(&in, PAGE, PAGE);
     cr_assert(vf_tbuf_append(&in, page, PAGE));
     free(page);
-    reset_peak();
-    long before = status_kib("VmRSS");
+    proc_reset_peak();
+    long before = proc_status_kib("VmRSS");
     vf_html_input hi = { .data = in.data, .len = in.len, .consumed = release_mapped, .done = free_mapped,
                          .ctx = &in };
     vf_dom *d = vf_html_parse_streamed(&hi);
     cr_assert_not_null(d);
-    long peak_kib = status_kib("VmHWM") - before;
+    long peak_kib = proc_status_kib("VmHWM") - before;
     long tree_kib = (long)(vf_dom_bytes(d) >> 10);
     cr_log_info("parse of 8 MiB: peak +%ld KiB over the page, tree %ld KiB", peak_kib, tree_kib);
     cr_assert_lt(peak_kib, tree_kib - (long)(PAGE >> 11), "peak +%ld KiB, tree %ld KiB", peak_kib, tree_kib);

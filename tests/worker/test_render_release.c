@@ -20,6 +20,7 @@
 #include "worker/content/prune.h"
 #include "worker/content/render.h"
 #include "worker/content/tag_class.h"
+#include "proc_peak.h"
 
 static const char *const pieces[] = {
     "<p>Paragraph %u: the river &amp; the stone &mdash; a garden, a window.</p>\n",
@@ -122,30 +123,6 @@ Test(render_release, a_large_page_renders_the_same_text_when_its_tree_text_goes_
         free(page);
     }
 }
-
-static long status_kib(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "re");
-    cr_assert_not_null(f);
-    char line[256];
-    long v = -1;
-    size_t k = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, k) == 0 && line[k] == ':')
-            v = atol(line + k + 1);
-    fclose(f);
-    return v;
-}
-
-/* Peak RSS from here on (Linux: 5 in clear_refs resets VmHWM). */
-static void reset_peak(void)
-{
-    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, "5", 1), 1);
-    close(fd);
-}
-
 /* What the render of an 8 MiB page of paragraphs adds to the process at
  * its peak, in KiB, and the text's size. */
 static long render_growth_kib(bool give_back, size_t *out_len)
@@ -162,10 +139,10 @@ static long render_growth_kib(bool give_back, size_t *out_len)
     cr_assert_not_null(d);
     vf_node *body = body_of(d);
     vf_render_opts ro = { .max_out = LEN, .text_reached = give_back ? reached : NULL, .text_ctx = d };
-    reset_peak();
-    long before = status_kib("VmRSS");
+    proc_reset_peak();
+    long before = proc_status_kib("VmRSS");
     char *text = vf_render(&body, 1, &ro, out_len);
-    long growth = status_kib("VmHWM") - before;
+    long growth = proc_status_kib("VmHWM") - before;
     cr_assert_not_null(text);
     free(text);
     vf_dom_free(d);
