@@ -85,6 +85,8 @@ typedef struct {
     int ipc;      /* our end of its job socket (its fd 3): job out, result in */
     int pidfd;    /* to kill it; the zygote is its parent and reaps it */
     int status;   /* EXITED arrives here; closing it makes the zygote kill it */
+    unsigned seq; /* order in which workers went to lookups, process-wide: the
+                   * line's own record of first come, first served */
 } vf_zygote_worker;
 
 typedef enum {

@@ -107,6 +107,7 @@ static bool gen_alive(const zy_gen *g)
  * thread the scheduler ran first took the next worker: a lookup could lose
  * that race many times over (ramp at 64 clients: p99 7.7 x p50). */
 static vf_turn_line line = VF_TURN_LINE_INIT;
+static atomic_uint handed_out;   /* numbers the workers given out (vf_zygote_worker.seq) */
 
 /* This lookup, waiting since began, takes an exec'd worker instead: the
  * zygote has announced none for VF_ZYGOTE_OVERFLOW_MS (stopped, hung), or
@@ -190,6 +191,7 @@ static vf_zygote_spawn_rc take_at_head(int64_t began, int64_t deadline_ms, int c
         if (got > 0) {
             vf_zy_note_ready();
             atomic_fetch_add(&g->taken, 1);
+            w->seq = atomic_fetch_add(&handed_out, 1);
             rc = VF_ZYGOTE_SPAWNED;
             break;
         }
