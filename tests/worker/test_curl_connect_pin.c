@@ -36,16 +36,7 @@ static bool fetch_with_connect_returning(int connect_errno)
         if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(connect_errno), SCMP_SYS(connect), 0) ||
             prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || seccomp_load(ctx))
             _exit(2);
-        CURL *c = curl_easy_init();
-        curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, given_socket_open);
-        curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &sock);
-        curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, given_socket_connected);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, given_socket_discard);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
-        CURLcode rc = curl_easy_perform(c);
-        _exit(rc == CURLE_OK ? 0 : 1);
+        _exit(given_socket_fetch(&sock, url) == CURLE_OK ? 0 : 1);
     }
     close(sock);
     int st;
