@@ -147,52 +147,32 @@ static void *hold(void *p)
     return NULL;
 }
 
-Test(fleet_slices, a_fleet_more_than_half_busy_grants_no_slice_so_each_hit_asks_the_store)
+/* 3 of the 4 fleet-wide slots held by slow lookups on instance 1, each
+ * seen at the origin before this returns. */
+static void hold_three(held_lookup held[3], pthread_t th[3], const char *tag)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 2, &redis,
-                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
-    /* 3 of the 4 fleet-wide slots held by slow lookups on instance 1. */
-    held_lookup held[3];
-    pthread_t th[3];
     for (int i = 0; i < 3; i++) {
         held[i].b = &brokers[1];
-        snprintf(held[i].path, sizeof held[i].path, "/slow?ms=1500&held=%d", i);
+        snprintf(held[i].path, sizeof held[i].path, "/slow?ms=1500&%s=%d", tag, i);
         pthread_create(&th[i], NULL, hold, &held[i]);
     }
+    char seen[64];
+    snprintf(seen, sizeof seen, "GET /slow?ms=1500&%s=", tag);
     int waited = 0;
-    while (fl_origin_requests(&origin, "GET /slow?ms=1500&held=") < 3 && waited < 3000) {
+    while (fl_origin_requests(&origin, seen) < 3 && waited < 3000) {
         pol_sleep_ms(10);
         waited += 10;
     }
     cr_assert_lt(waited, 3000, "the slow lookups never reached the origin");
-    long long before = round_trips(&brokers[0]);
-    for (int i = 0; i < 6; i++) {
-        hx_response r = fl_lookup(&brokers[0], 0, &origin, "/page?busy=1", NULL, NULL, 0);
-        cr_assert_eq(r.status, 200, "%s", r.body);
-        cr_assert_str_eq(fl_cache_field(&r), i ? "hit" : "miss", "%s", r.body);
-        hx_response_free(&r);
-    }
-    long long trips = round_trips(&brokers[0]) - before;
-    cr_assert_eq(trips, 6, "1 miss and 5 hits waited for %lld round trips while 3 of 4 slots were busy", trips);
+}
+
+static void release_held(held_lookup held[3], pthread_t th[3])
+{
     for (int i = 0; i < 3; i++) {
         pthread_join(th[i], NULL);
         cr_assert_eq(held[i].r.status, 200, "%s", held[i].r.body);
         hx_response_free(&held[i].r);
     }
-    /* Free again: the next trip reserves a slice, and hits go without trips. */
-    before = round_trips(&brokers[0]);
-    for (int i = 0; i < 6; i++) {
-        hx_response r = fl_lookup(&brokers[0], 0, &origin, "/page?busy=1", NULL, NULL, 0);
-        cr_assert_eq(r.status, 200, "%s", r.body);
-        hx_response_free(&r);
-    }
-    trips = round_trips(&brokers[0]) - before;
-    cr_assert_eq(trips, 1, "6 hits with the fleet idle waited for %lld round trips", trips);
-    rp_kill(&redis);
 }
 
 /* Hits of path on instance i; returns the round trips they waited for. */
@@ -216,6 +196,29 @@ static void expect_miss(int i, const char *path)
     hx_response_free(&r);
 }
 
+
+Test(fleet_slices, a_fleet_more_than_half_busy_grants_no_slice_so_each_hit_asks_the_store)
+{
+    rp_start(&redis, 0);
+    hx_origin_start(&origin, NULL, NULL);
+    fl_start_brokers(brokers, 2, &redis,
+                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
+                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                     false);
+    held_lookup held[3];
+    pthread_t th[3];
+    hold_three(held, th, "held");
+    long long before = round_trips(&brokers[0]);
+    expect_miss(0, "/page?busy=1");
+    long long trips = round_trips(&brokers[0]) - before + hit_trips(0, "/page?busy=1", 5);
+    cr_assert_eq(trips, 6, "1 miss and 5 hits waited for %lld round trips while 3 of 4 slots were busy", trips);
+    release_held(held, th);
+    /* Free again: the next trip reserves a slice, and hits go without trips. */
+    trips = hit_trips(0, "/page?busy=1", 6);
+    cr_assert_eq(trips, 1, "6 hits with the fleet idle waited for %lld round trips", trips);
+    rp_kill(&redis);
+}
+
 Test(fleet_slices, a_trip_that_finds_the_fleet_busy_ends_a_live_slice)
 {
     rp_start(&redis, 0);
@@ -228,24 +231,11 @@ Test(fleet_slices, a_trip_that_finds_the_fleet_busy_ends_a_live_slice)
     cr_assert_eq(hit_trips(0, "/page?live=1", 3), 0, "the idle fleet's slice admitted no hit");
     held_lookup held[3];
     pthread_t th[3];
-    for (int i = 0; i < 3; i++) {
-        held[i].b = &brokers[1];
-        snprintf(held[i].path, sizeof held[i].path, "/slow?ms=1500&ends=%d", i);
-        pthread_create(&th[i], NULL, hold, &held[i]);
-    }
-    int waited = 0;
-    while (fl_origin_requests(&origin, "GET /slow?ms=1500&ends=") < 3 && waited < 3000) {
-        pol_sleep_ms(10);
-        waited += 10;
-    }
-    cr_assert_lt(waited, 3000, "the slow lookups never reached the origin");
+    hold_three(held, th, "ends");
     expect_miss(0, "/page?live=2");   /* its trip sees 3 of 4 slots busy */
     long long trips = hit_trips(0, "/page?live=1", 3);
     cr_assert_eq(trips, 3, "3 hits after a busy trip waited for %lld round trips: the slice outlived it", trips);
-    for (int i = 0; i < 3; i++) {
-        pthread_join(th[i], NULL);
-        hx_response_free(&held[i].r);
-    }
+    release_held(held, th);
     rp_kill(&redis);
 }
 
