@@ -115,11 +115,7 @@ static vf_ipc_err send_all(int sock, struct iovec *cur, int n_iov, int pass_fd)
 
 vf_ipc_err vf_ipc_send_frame(int sock, const void *payload, size_t len, int pass_fd)
 {
-    if (len > UINT32_MAX)
-        return VF_IPC_ERR_TOO_LARGE;
-    if (len > 0 && payload == NULL)
-        return VF_IPC_ERR_IO;
-    vf_ipc_part part = { payload, len };
+    vf_ipc_part part = { payload, len };   /* the parts sender checks size and NULL */
     return vf_ipc_send_frame_parts(sock, &part, 1, pass_fd);
 }
 

@@ -97,6 +97,19 @@ Test(ipc, frame_empty_payload)
     free(payload);
 }
 
+/* A frame the prefix cannot describe, or a payload that is not there, sends nothing. */
+Test(ipc, frame_unsendable_payload_sends_nothing)
+{
+    int sv[2];
+    make_pair(sv);
+    char one = 'x';
+    cr_assert_eq(vf_ipc_send_frame(sv[0], NULL, 5, -1), VF_IPC_ERR_IO);
+    cr_assert_eq(vf_ipc_send_frame(sv[0], &one, (size_t)UINT32_MAX + 1, -1), VF_IPC_ERR_TOO_LARGE);
+    char buf[8];
+    cr_assert_eq(recv(sv[1], buf, sizeof buf, MSG_DONTWAIT), -1, "bytes were sent for an unsendable frame");
+    cr_assert_eq(errno, EAGAIN);
+}
+
 Test(ipc, frame_large_payload_survives_short_writes_and_reads)
 {
     int sv[2];
