@@ -70,9 +70,12 @@ static size_t judge(const bench_row *rows, size_t n, const bench_memory_report *
     c = add(t, &k, 0.9, false, "x", "1m http c=16: throughput verifetch/floor");
     if ((c->measured = m16 && usable(&m16->mode[BENCH_VERIFETCH]) && usable(&m16->mode[BENCH_FLOOR])))
         c->value = ratio(m16->mode[BENCH_VERIFETCH].per_s, m16->mode[BENCH_FLOOR].per_s);
-    c = add(t, &k, 2.5, true, "x", "worker peak RSS / page, 8m http (standalone launcher)");
-    if ((c->measured = m->worker[2][0].ok))
-        c->value = m->worker[2][0].maxrss_kib / (8.0 * MIB_KIB);
+    /* The issue measured the worker's anonymous memory (41 MiB for 8 MiB); the
+     * ~11 MiB of libraries a worker shares with the zygote do not grow with the
+     * page, so the target is the peak's growth from a 10 KiB page to an 8 MiB one. */
+    c = add(t, &k, 2.5, true, "x", "worker peak RSS growth / page, 8m vs 10k http (launcher)");
+    if ((c->measured = m->worker[2][0].ok && m->worker[0][0].ok))
+        c->value = (m->worker[2][0].maxrss_kib - m->worker[0][0].maxrss_kib) / (8.0 * MIB_KIB);
     c = add(t, &k, 100, true, "MiB", "broker peak RSS at 16 concurrent 8m lookups");
     /* Shown even when some lookups failed (the peak is then a lower bound). */
     c->value = m->broker_hwm_c16_8m_kib / MIB_KIB;
