@@ -12,6 +12,7 @@
 #include "broker/fleet/cache_store.h"
 #include "broker/fleet/fleet_admission.h"
 #include "broker/fleet/fleet_internal.h"
+#include "broker/fleet/lookup_flight.h"
 #include "ipc/ipc_frame.h"
 #include "policy/host_pattern.h"
 
@@ -90,114 +91,6 @@ static char *await_other_pod(vf_fleet *f, const char *key, const char *lock_key,
             return vf_cache_store_get(f->st, key, vf_fleet_wall_ms(), UINT64_MAX, fetched_at, expires_at);
     }
     return NULL;
-}
-
-/* ---- in-process single-flight ------------------------------------------ */
-
-/* NULL: the caller leads (registered). Else the flight it waited on (finished
- * or timed out); the caller then calls flight_leave. */
-/* Caller holds flights_lock. */
-static vf_flight *flight_find_locked(vf_fleet *f, const char *key)
-{
-    vf_flight *fl = f->flights;
-    while (fl && strcmp(fl->key, key) != 0)
-        fl = fl->next;
-    return fl;
-}
-
-/* Caller holds flights_lock. NULL on OOM (the caller then leads unregistered). */
-static vf_flight *flight_new_locked(vf_fleet *f, const char *key)
-{
-    vf_flight *fl = calloc(1, sizeof *fl);
-    if (!fl)
-        return NULL;
-    snprintf(fl->key, sizeof fl->key, "%s", key);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&fl->done, &attr);
-    pthread_condattr_destroy(&attr);
-    fl->next = f->flights;
-    f->flights = fl;
-    return fl;
-}
-
-/* The fetcher of key in this process when none is yet (registered), else NULL. */
-static vf_flight *flight_lead(vf_fleet *f, const char *key)
-{
-    pthread_mutex_lock(&f->flights_lock);
-    vf_flight *led = flight_find_locked(f, key) ? NULL : flight_new_locked(f, key);
-    pthread_mutex_unlock(&f->flights_lock);
-    return led;
-}
-
-/* NULL: the caller leads (registered in *led). Else the flight it waited on
- * (finished or timed out); the caller then calls flight_leave. */
-static vf_flight *flight_join(vf_fleet *f, const char *key, uint64_t budget_ms, vf_flight **led)
-{
-    *led = NULL;
-    pthread_mutex_lock(&f->flights_lock);
-    vf_flight *fl = flight_find_locked(f, key);
-    if (!fl) {
-        *led = flight_new_locked(f, key);
-        pthread_mutex_unlock(&f->flights_lock);
-        return NULL;
-    }
-    fl->waiters++;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(budget_ms / 1000);
-    until.tv_nsec += (long)(budget_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    while (!fl->finished && pthread_cond_timedwait(&fl->done, &f->flights_lock, &until) == 0) {
-    }
-    pthread_mutex_unlock(&f->flights_lock);
-    return fl;
-}
-
-static void flight_free_locked(vf_fleet *f, vf_flight *fl)
-{
-    vf_flight **pp = &f->flights;
-    while (*pp && *pp != fl)
-        pp = &(*pp)->next;
-    if (*pp)
-        *pp = fl->next;
-    pthread_cond_destroy(&fl->done);
-    free(fl);
-}
-
-static void flight_leave(vf_fleet *f, vf_flight *fl)
-{
-    pthread_mutex_lock(&f->flights_lock);
-    fl->waiters--;
-    if (fl->finished && fl->waiters == 0)
-        flight_free_locked(f, fl);
-    pthread_mutex_unlock(&f->flights_lock);
-}
-
-static void flight_finish(vf_fleet *f, vf_flight *fl)
-{
-    if (!fl)
-        return;
-    pthread_mutex_lock(&f->flights_lock);
-    fl->finished = true;
-    /* Unlinked now so a later identical lookup starts a new flight. */
-    vf_flight **pp = &f->flights;
-    while (*pp && *pp != fl)
-        pp = &(*pp)->next;
-    if (*pp)
-        *pp = fl->next;
-    fl->next = NULL;
-    pthread_cond_broadcast(&fl->done);
-    bool free_now = fl->waiters == 0;
-    pthread_mutex_unlock(&f->flights_lock);
-    if (free_now) {
-        pthread_cond_destroy(&fl->done);
-        free(fl);
-    }
 }
 
 /* ---- the lookup --------------------------------------------------------- */
@@ -350,7 +243,7 @@ void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, cons
         return;
     plan.lru_json = cached(f, t, plan.key, max_age_of(req), &plan.lru_fetched_at);
     if (!plan.lru_json)
-        plan.led = flight_lead(f, plan.key);
+        plan.led = vf_flight_lead(f, plan.key);
 }
 
 static void take_claim(vf_fleet *f, const vf_admission *a, int ran)
@@ -489,7 +382,7 @@ void vf_fleet_plan_end(vf_fleet *f)
         if (plan.claimed && plan.claim == VF_CLAIM_LOCKED && plan.keyed)
             vf_cache_store_unlock(f->st, plan.lock_key);   /* refused by the quota: nobody fetches */
         if (plan.led)
-            flight_finish(f, plan.led);
+            vf_flight_finish(f, plan.led);
         free(plan.claim_json);
         free(plan.lru_json);
         memset(&plan, 0, sizeof plan);
@@ -563,10 +456,10 @@ static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_co
         led = plan.led;
         plan.led = NULL;
     } else if (may_read) {
-        waited = flight_join(f, key, budget, &led);
+        waited = vf_flight_join(f, key, budget, &led);
     }
     if (waited) {
-        flight_leave(f, waited);
+        vf_flight_leave(f, waited);
         char *json = cached(f, t, key, max_age_ms, &fetched_at);
         if (json)
             return served(b, t, json, fetched_at, started);
@@ -585,13 +478,13 @@ static json_t *cached_lookup(vf_fleet *f, const vf_broker *b, const vf_tenant_co
                 vf_lru_put(f->lru, t->name, t->cache.max_entries, key, marked, strlen(marked), fetched_at,
                            expires_at);
             free(marked);
-            flight_finish(f, led);
+            vf_flight_finish(f, led);
             return result;
         }
         locked = claim == VF_CLAIM_LOCKED;
     }
     json_t *result = fetch(f, b, t, req, run, key, locked ? lock_key : NULL, &fetched_at);
-    flight_finish(f, led);
+    vf_flight_finish(f, led);
     int kind = may_read ? CACHE_MISS : CACHE_BYPASS;
     vf_fleet_mark_receipt(result, cache_names[kind], fetched_at);
     vf_metrics_count_cache(f->metrics, kind);
