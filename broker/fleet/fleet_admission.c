@@ -43,34 +43,34 @@ static bool integer_at(const redisReply *r, size_t i, long long *out)
     return true;
 }
 
-int vf_admission_run(vf_state *st, vf_admission *a)
+/* The script's keys and arguments into argv (keys first, *nk of them), with
+ * the peek keys in keys (which must live until the script is written). */
+static int admission_args(vf_state *st, vf_admission *a, const char **argv, int *nk,
+                          char peek_keys[VF_CIRCUIT_PEEK_MAX][4][VF_FLEET_KEY_MAX], char *n_text, size_t n_len,
+                          char *px, size_t px_len)
 {
     a->quota_code = a->quota_retry = a->quota_granted = 0;
     a->claim_tag = -1;
     a->claim_value = NULL;
     a->reply = NULL;
-    const char *argv[MAX_ARGV];
-    char peek_keys[VF_CIRCUIT_PEEK_MAX][4][VF_FLEET_KEY_MAX];
-    int scopes[VF_CIRCUIT_PEEK_MAX];
-    int nk = 0, n_scopes = 0;
+    int n_scopes = 0;
     const char *quota_args[7];
     if (a->quota)
         vf_shared_quota_args(a->quota, argv, quota_args);
-    nk = a->quota ? 2 : 0;
+    *nk = a->quota ? 2 : 0;
     if (a->key) {
-        argv[nk++] = a->key;
-        argv[nk++] = a->lock_key;
+        argv[(*nk)++] = a->key;
+        argv[(*nk)++] = a->lock_key;
     }
     for (unsigned p = 0; p < a->n_providers && p < VF_CIRCUIT_PEEK_MAX; p++) {
-        scopes[p] = vf_shared_circuit_peek_keys(st, a->tenant, a->providers[p], a->host, peek_keys[p]);
-        for (int s = 0; s < scopes[p] * 2; s++)
-            argv[nk++] = peek_keys[p][s];
-        n_scopes += scopes[p];
+        a->scopes[p] = vf_shared_circuit_peek_keys(st, a->tenant, a->providers[p], a->host, peek_keys[p]);
+        for (int s = 0; s < a->scopes[p] * 2; s++)
+            argv[(*nk)++] = peek_keys[p][s];
+        n_scopes += a->scopes[p];
     }
-    char n_text[8], px[24];
-    snprintf(n_text, sizeof n_text, "%d", n_scopes);
-    snprintf(px, sizeof px, "%" PRIu64, a->lock_ms);
-    int argc = nk;
+    snprintf(n_text, n_len, "%d", n_scopes);
+    snprintf(px, px_len, "%" PRIu64, a->lock_ms);
+    int argc = *nk;
     argv[argc++] = a->quota ? "1" : "0";
     argv[argc++] = a->key ? "1" : "0";
     argv[argc++] = n_text;
@@ -78,12 +78,18 @@ int vf_admission_run(vf_state *st, vf_admission *a)
         argv[argc++] = quota_args[i];
     if (a->key)
         argv[argc++] = px;
-    redisReply *r = vf_state_eval(st, &admission_script, nk, argc, argv, NULL);
+    return argc;
+}
+
+/* The script's reply into a (which keeps it); the peeks for this thread. */
+static int admission_parse(vf_admission *a, redisReply *r)
+{
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_ARRAY || !integer_at(r, 0, &a->quota_code) || !integer_at(r, 1, &a->quota_retry) ||
         !integer_at(r, 2, &a->claim_tag) || !integer_at(r, 4, &a->quota_granted)) {
         freeReplyObject(r);
+        a->claim_tag = -1;
         return -1;
     }
     a->reply = r;
@@ -93,12 +99,39 @@ int vf_admission_run(vf_state *st, vf_admission *a)
     for (unsigned p = 0; p < a->n_providers && p < VF_CIRCUIT_PEEK_MAX && a->quota_code == 0; p++) {
         long long state[2] = { 0, 0 };
         bool ok = true;
-        for (int s = 0; s < scopes[p]; s++)
+        for (int s = 0; s < a->scopes[p]; s++)
             ok = integer_at(r, at++, &state[s]) && ok;
         if (ok)
             vf_shared_circuit_peek_put(a->tenant, a->providers[p], a->host, state);
     }
     return 0;
+}
+
+int vf_admission_run(vf_state *st, vf_admission *a)
+{
+    const char *argv[MAX_ARGV];
+    char peek_keys[VF_CIRCUIT_PEEK_MAX][4][VF_FLEET_KEY_MAX], n_text[8], px[24];
+    int nk = 0;
+    int argc = admission_args(st, a, argv, &nk, peek_keys, n_text, sizeof n_text, px, sizeof px);
+    return admission_parse(a, vf_state_eval(st, &admission_script, nk, argc, argv, NULL));
+}
+
+bool vf_admission_send(vf_state *st, vf_admission *a)
+{
+    const char *argv[MAX_ARGV];
+    char peek_keys[VF_CIRCUIT_PEEK_MAX][4][VF_FLEET_KEY_MAX], n_text[8], px[24];
+    int nk = 0;
+    int argc = admission_args(st, a, argv, &nk, peek_keys, n_text, sizeof n_text, px, sizeof px);
+    return vf_state_eval_send(st, &admission_script, nk, argc, argv, NULL, &a->ticket);
+}
+
+int vf_admission_wait(vf_state *st, vf_admission *a)
+{
+    bool noscript = false;
+    redisReply *r = vf_state_eval_wait(st, &a->ticket, &noscript);
+    if (noscript)
+        return vf_admission_run(st, a);   /* it did not run: EVALSHA meets NOSCRIPT again, then EVAL */
+    return admission_parse(a, r);
 }
 
 void vf_admission_done(vf_admission *a)

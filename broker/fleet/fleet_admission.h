@@ -22,11 +22,20 @@ typedef struct {
     long long claim_tag;                              /* as vf_claim's tag; -1 = not asked */
     const redisReply *claim_value;                    /* the claimed value (in reply), or NULL */
     redisReply *reply;
+    int scopes[VF_CIRCUIT_PEEK_MAX];                  /* circuit scopes asked per provider */
+    vf_state_ticket ticket;                           /* sent ahead (vf_admission_send) */
 } vf_admission;
 
 /* 0: the store answered (the peeks are in place for this thread's circuit
  * admits); -1: it is unavailable, nothing was taken. */
 int vf_admission_run(vf_state *st, vf_admission *a);
+/* The same trip in two halves, so the caller works while it travels:
+ * send writes the script now when the connection is free (true; then wait
+ * must follow, on any thread), else false and nothing was sent. wait is
+ * vf_admission_run's answer; a script the server did not know yet is run
+ * again there, so it always runs once. */
+bool vf_admission_send(vf_state *st, vf_admission *a);
+int vf_admission_wait(vf_state *st, vf_admission *a);
 /* Frees the reply (claim_value with it). */
 void vf_admission_done(vf_admission *a);
 

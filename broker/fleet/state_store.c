@@ -22,6 +22,7 @@ typedef struct {
     vf_state_script *script;   /* NULL: no resend possible or needed */
     char *cmd;
     int len;
+    vf_state_ticket *ticket;   /* a script sent ahead: its reply is kept for its waiter */
 } pending;
 
 struct vf_state {
@@ -100,8 +101,12 @@ static void note_failure(vf_state *s, bool drop_connection);
 /* Caller holds the lock. Forgets the unread replies (the connection is gone). */
 static void pending_drop(vf_state *s)
 {
-    for (unsigned i = 0; i < s->unread; i++)
-        redisFreeCommand(s->sent[(s->sent_at + i) % PENDING_MAX].cmd);
+    for (unsigned i = 0; i < s->unread; i++) {
+        pending *p = &s->sent[(s->sent_at + i) % PENDING_MAX];
+        redisFreeCommand(p->cmd);
+        if (p->ticket)
+            *p->ticket = (vf_state_ticket){ .reply = NULL, .done = true };   /* its waiter falls back */
+    }
     for (unsigned i = 0; i < s->n_stash; i++)
         redisFreeCommand(s->stash[i].cmd);
     s->unread = 0;
@@ -122,6 +127,7 @@ static void pending_send(vf_state *s, vf_state_script *script, char *cmd, int le
     p->script = script;
     p->cmd = script ? cmd : NULL;
     p->len = len;
+    p->ticket = NULL;
     if (!script)
         redisFreeCommand(cmd);
 }
@@ -215,32 +221,45 @@ static void queue_clear(void)
     queue.n = 0;
 }
 
-/* Caller holds the lock. Reads the replies owed to earlier deferred writes. */
+/* Caller holds the lock and a connection, with a reply owed: reads the
+ * oldest (a deferred write's is checked and freed; a ticket's is filed for
+ * its waiter). false when the connection failed (every ticket then done). */
+static bool read_one(vf_state *s)
+{
+    void *reply = NULL;
+    if (redisGetReply(s->ctx, &reply) != REDIS_OK) {
+        note_failure(s, true);   /* drops what is still owed, tickets included */
+        return false;
+    }
+    pending p = s->sent[s->sent_at];
+    s->sent_at = (s->sent_at + 1) % PENDING_MAX;
+    s->unread--;
+    redisReply *r = reply;
+    if (p.ticket) {
+        *p.ticket = (vf_state_ticket){ .reply = r, .done = true };
+        return true;
+    }
+    bool stashed = r && r->type == REDIS_REPLY_ERROR && p.script && strncmp(r->str, "NOSCRIPT", 8) == 0 &&
+                   s->n_stash < PENDING_MAX;
+    if (stashed)
+        s->stash[s->n_stash++] = p;   /* resend_noscript sends it again */
+    else
+        redisFreeCommand(p.cmd);
+    if (r && r->type == REDIS_REPLY_ERROR && !stashed) {
+        if (vf_log_limit_take("state_store_error"))
+            fprintf(stderr, "verifetchd: shared state write failed: %.200s\n", r->str);
+        note_failure(s, false);
+    }
+    freeReplyObject(r);
+    return true;
+}
+
+/* Caller holds the lock. Reads every reply owed to earlier sends. */
 static bool read_unread(vf_state *s)
 {
     while (s->unread > 0 && s->ctx) {
-        void *reply = NULL;
-        if (redisGetReply(s->ctx, &reply) != REDIS_OK) {
-            s->unread = 0;
-            note_failure(s, true);
+        if (!read_one(s))
             return false;
-        }
-        pending p = s->sent[s->sent_at];
-        s->sent_at = (s->sent_at + 1) % PENDING_MAX;
-        s->unread--;
-        redisReply *r = reply;
-        bool stashed = r && r->type == REDIS_REPLY_ERROR && p.script && strncmp(r->str, "NOSCRIPT", 8) == 0 &&
-                       s->n_stash < PENDING_MAX;
-        if (stashed)
-            s->stash[s->n_stash++] = p;   /* resend_noscript sends it again */
-        else
-            redisFreeCommand(p.cmd);
-        if (r && r->type == REDIS_REPLY_ERROR && !stashed) {
-            if (vf_log_limit_take("state_store_error"))
-                fprintf(stderr, "verifetchd: shared state write failed: %.200s\n", r->str);
-            note_failure(s, false);
-        }
-        freeReplyObject(r);
     }
     return s->ctx != NULL;
 }
@@ -380,6 +399,62 @@ redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int a
             r = NULL;
             note_failure(s, false);
         }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+bool vf_state_eval_send(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
+                        const size_t *lens, vf_state_ticket *t)
+{
+    eval_args e;
+    if (!s || !eval_args_fill(&e, nkeys, argc, argv, lens) || pthread_mutex_trylock(&s->lock) != 0)
+        return false;
+    bool sent = false;
+    if (s->ctx && s->unread < PENDING_MAX) {
+        script_sha(script);
+        e.av[0] = "EVALSHA";
+        e.al[0] = 7;
+        e.av[1] = script->sha1;
+        e.al[1] = 40;
+        char *cmd = NULL;
+        int len = redisFormatCommandArgv(&cmd, e.argc, e.av, e.al);
+        if (len >= 0 && redisAppendFormattedCommand(s->ctx, cmd, (size_t)len) == REDIS_OK) {
+            *t = (vf_state_ticket){ 0 };
+            s->sent[(s->sent_at + s->unread++) % PENDING_MAX] = (pending){ .ticket = t };
+            write_out(s);   /* a failure drops the connection and marks t done */
+            sent = true;
+        }
+        redisFreeCommand(cmd);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return sent;
+}
+
+redisReply *vf_state_eval_wait(vf_state *s, vf_state_ticket *t, bool *noscript)
+{
+    *noscript = false;
+    pthread_mutex_lock(&s->lock);
+    while (!t->done && s->ctx && s->unread > 0 && read_one(s)) {
+    }
+    redisReply *r = t->done ? t->reply : NULL;
+    *t = (vf_state_ticket){ .reply = NULL, .done = true };
+    atomic_fetch_add(&s->trips, 1);
+    if (r && r->type == REDIS_REPLY_ERROR) {
+        *noscript = strncmp(r->str, "NOSCRIPT", 8) == 0;
+        if (!*noscript) {
+            if (vf_log_limit_take("state_store_error"))
+                fprintf(stderr, "verifetchd: shared state script error: %.200s\n", r->str);
+            note_failure(s, false);
+        }
+        freeReplyObject(r);
+        r = NULL;
+    } else if (r) {
+        s->failing = false;
+    }
+    if (s->ctx && s->unread == 0 && s->n_stash) {   /* nothing owed: writes that met NOSCRIPT go again */
+        resend_noscript(s);
+        write_out(s);
     }
     pthread_mutex_unlock(&s->lock);
     return r;

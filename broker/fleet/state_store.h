@@ -41,6 +41,25 @@ redisReply *vf_state_command(vf_state *s, int argc, const char **argv, const siz
 redisReply *vf_state_eval(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
                           const size_t *lens);
 
+/* A script sent ahead (vf_state_eval_send) and answered later
+ * (vf_state_eval_wait), possibly on another thread: whoever reads the
+ * connection first files its reply here. */
+typedef struct {
+    redisReply *reply;   /* once done: the reply, or NULL when the connection failed */
+    bool done;
+} vf_state_ticket;
+
+/* EVALSHA written now, its reply left for vf_state_eval_wait. Only on a live
+ * connection nobody holds this instant, so it never waits for another
+ * thread's round trip or a reconnect: false = not sent (run it later). Once
+ * true, vf_state_eval_wait must be called on t exactly once. */
+bool vf_state_eval_send(vf_state *s, vf_state_script *script, int nkeys, int argc, const char **argv,
+                        const size_t *lens, vf_state_ticket *t);
+/* The reply to a sent script, as vf_state_eval's (NULL when unavailable or an
+ * error). *noscript: the server did not know the script, so it did not run
+ * (then NULL): run it again with vf_state_eval. */
+redisReply *vf_state_eval_wait(vf_state *s, vf_state_ticket *t, bool *noscript);
+
 /* Writes whose reply nobody needs (lease releases, circuit records, cache
  * stores). While the calling thread has deferred writes on
  * (vf_state_defer_begin), they wait in its queue and go out in the same
