@@ -31,6 +31,7 @@ struct vf_deferred {
     bool has_cancel;
     uint64_t watch_id;
     vf_answer answer;
+    vf_fleet_ahead *ahead;      /* the quota's store trip, sent before the thread began */
 };
 
 static void unref(vf_deferred *d)
@@ -50,7 +51,8 @@ static vf_answer lookup_answer(vf_deferred *d)
     vf_broker *b = d->broker;
     const char *tenant = d->tenant->name;
     unsigned retry_after = 0;
-    vf_fleet_lookup_prepare(b, d->tenant, &d->req);   /* the quota's store trip then claims the cache too */
+    vf_fleet_lookup_prepare(b, d->tenant, &d->req, d->ahead);   /* the quota's store trip claims the cache too */
+    d->ahead = NULL;
     vf_quota_verdict v = vf_quota_acquire(b->rt->quota, tenant, (uint64_t)vf_now_ms(), &retry_after);
     if (v != VF_QUOTA_OK)
         return vf_answer_throttled(b->rt->metrics, tenant, v, retry_after);
@@ -165,7 +167,9 @@ int vf_deferred_lookup(vf_server *s, struct MHD_Connection *c, vf_request_ctx *c
     d->broker = b;
     d->tenant = tenant;
     d->req = *req;
+    d->ahead = vf_fleet_lookup_ahead(b, tenant, &d->req);   /* travels while the thread starts */
     if (start(s, c, ctx, d) != 0) {
+        vf_fleet_lookup_drop(b, d->ahead);
         *req = d->req;
         req->cancel = NULL;
         abandon(d);

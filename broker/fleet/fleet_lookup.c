@@ -179,6 +179,7 @@ typedef struct {
     vf_cache_claim claim;
     char *claim_json;
     uint64_t fetched_at, expires_at;
+    vf_fleet_ahead *ahead;            /* its trip, sent before this thread began, until the quota takes it */
 } lookup_plan;
 
 static __thread __attribute__((tls_model("initial-exec"))) lookup_plan plan;   /* see state_store.c */
@@ -225,25 +226,102 @@ static char *normalised_host(const char *url, char *buf, size_t len)
     return vf_cache_url_host(url, raw, sizeof raw) == 0 && vf_host_normalize(raw, buf, len) ? buf : NULL;
 }
 
-void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
+static void plan_build(lookup_plan *p, vf_fleet *f, const vf_tenant_config *t, const vf_lookup_request *req)
+{
+    memset(p, 0, sizeof *p);
+    p->active = true;
+    p->t = t;
+    p->req = req;
+    p->has_host = normalised_host(req->url, p->host, sizeof p->host) != NULL;
+    if (!t->cache.enabled || !key_of(f, t, req, p->key))
+        return;
+    p->keyed = true;
+    snprintf(p->lock_key, sizeof p->lock_key, "%s:lock", p->key);
+    if (!may_read_of(req))
+        return;
+    p->lru_json = cached(f, t, p->key, max_age_of(req), &p->lru_fetched_at);
+    if (!p->lru_json)
+        p->led = vf_flight_lead(f, p->key);
+}
+
+/* The trip's question for plan p: its quota call, its claim, its circuits. */
+static void admission_of(const lookup_plan *p, const vf_shared_quota_call *call, vf_admission *a)
+{
+    memset(a, 0, sizeof *a);
+    a->quota = call;
+    if (p->led) {
+        a->key = p->key;
+        a->lock_key = p->lock_key;
+        a->lock_ms = wait_budget_ms(p->t);
+    }
+    if (!p->lru_json)
+        ask_circuits(a, p->t, p->has_host ? p->host : NULL);
+}
+
+/* ---- the trip sent ahead ---------------------------------------------------
+ * Built on the server thread before the lookup's own thread exists: the
+ * admission script travels while that thread is born, and the thread waits
+ * for the verdict in the tenant quota's hook, where the trip made on it
+ * would have been, before it does anything else. So the store sees the same
+ * script once, and nothing is fetched for a lookup it refuses. */
+struct vf_fleet_ahead {
+    lookup_plan plan;           /* moves to the lookup's thread */
+    vf_quota_limits limits;     /* what the tenant quota's hook is expected to pass */
+    vf_shared_quota_call call;
+    vf_admission a;
+    bool sent;                  /* on its way (a.ticket); else it runs on the lookup's thread */
+};
+
+vf_fleet_ahead *vf_fleet_lookup_ahead(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req)
 {
     vf_fleet *f = b->rt->fleet;
     if (!f || !f->st)
+        return NULL;
+    /* As the tenant quota will ask its hook (broker/api/quota.c). */
+    vf_quota_limits l = { .max_concurrent = t->quota_concurrent, .requests_per_minute = t->quota_rpm,
+                          .concurrent_per_pod = !t->quota_concurrent_set };
+    if (l.concurrent_per_pod && l.max_concurrent) {
+        if (vf_quota_in_flight(b->rt->quota, t->name) >= l.max_concurrent)
+            return NULL;   /* this pod's share is full: refused here, no trip spent on it */
+        l.max_concurrent = 0;   /* the share is this pod's; the store counts the rate */
+    }
+    vf_fleet_ahead *ah = calloc(1, sizeof *ah);
+    if (!ah)
+        return NULL;
+    if (!vf_shared_quota_prepare(f->tenant_q, t->name, &l, &ah->call)) {
+        free(ah);
+        return NULL;   /* nothing counted fleet-wide: the lookup's thread claims alone */
+    }
+    ah->limits = l;
+    plan_build(&ah->plan, f, t, req);
+    if (t->cache.enabled)
+        vf_shared_quota_slice_ask(f->tenant_q, t->name, t, &ah->call, (uint64_t)vf_now_ms());
+    if (ah->plan.lru_json)
+        vf_shared_quota_leaseless(&ah->call);
+    admission_of(&ah->plan, &ah->call, &ah->a);
+    ah->sent = vf_admission_send(f->st, &ah->a);
+    return ah;
+}
+
+void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                             vf_fleet_ahead *ahead)
+{
+    vf_fleet *f = b->rt->fleet;
+    if (ahead) {
+        plan = ahead->plan;   /* its lock, flight and hit are this thread's now */
+        plan.ahead = ahead;
         return;
-    memset(&plan, 0, sizeof plan);
-    plan.active = true;
-    plan.t = t;
-    plan.req = req;
-    plan.has_host = normalised_host(req->url, plan.host, sizeof plan.host) != NULL;
-    if (!t->cache.enabled || !key_of(f, t, req, plan.key))
+    }
+    if (f && f->st)
+        plan_build(&plan, f, t, req);
+}
+
+void vf_fleet_lookup_drop(const vf_broker *b, vf_fleet_ahead *ahead)
+{
+    if (!ahead)
         return;
-    plan.keyed = true;
-    snprintf(plan.lock_key, sizeof plan.lock_key, "%s:lock", plan.key);
-    if (!may_read_of(req))
-        return;
-    plan.lru_json = cached(f, t, plan.key, max_age_of(req), &plan.lru_fetched_at);
-    if (!plan.lru_json)
-        plan.led = vf_flight_lead(f, plan.key);
+    vf_fleet_lookup_prepare(b, ahead->plan.t, ahead->plan.req, ahead);
+    vf_fleet_plan_end(b->rt->fleet);
 }
 
 static void take_claim(vf_fleet *f, const vf_admission *a, int ran)
@@ -255,11 +333,76 @@ static void take_claim(vf_fleet *f, const vf_admission *a, int ran)
                                                    &plan.claim_json, &plan.fetched_at, &plan.expires_at);
 }
 
+static bool same_quota_limits(const vf_quota_limits *a, const vf_quota_limits *b)
+{
+    return a->requests_per_minute == b->requests_per_minute && a->burst == b->burst &&
+           a->max_concurrent == b->max_concurrent;
+}
+
+/* A trip sent ahead that no quota decision took (this pod's own share
+ * refused the lookup first, or its limits changed in a reload): all it took
+ * goes back, its token, its lease and its lock, so it admits nothing. */
+static void ahead_undo(vf_fleet *f, vf_fleet_ahead *ah, int ran)
+{
+    vf_admission *a = &ah->a;
+    if (ran == 0 && a->quota_code == 0) {
+        vf_quota_verdict v;
+        unsigned retry = 0;
+        vf_shared_quota_decided(f->tenant_q, plan.t->name, &ah->limits, &ah->call, 0, 0, a->quota_granted, &v,
+                                &retry);   /* records its lease and slice, as every admission does */
+        if (ah->limits.max_concurrent && !ah->call.leaseless)
+            vf_shared_quota_release(f->tenant_q, plan.t->name);
+        vf_shared_quota_give_back(f->tenant_q, &ah->call);
+        if (a->key && a->claim_tag == 2)
+            vf_cache_store_unlock(f->st, plan.lock_key);
+    }
+    vf_admission_done(a);
+}
+
+static void ahead_end(vf_fleet *f)
+{
+    vf_fleet_ahead *ah = plan.ahead;
+    plan.ahead = NULL;
+    if (!ah->sent)
+        vf_shared_quota_slice_unask(f->tenant_q, plan.t->name, &ah->call);   /* never asked: nothing taken */
+    ahead_undo(f, ah, ah->sent ? vf_admission_wait(f->st, &ah->a) : -1);
+    free(ah);
+}
+
+/* The hook's decision from the trip sent ahead; false when its limits are
+ * not the ones asked (it was undone: ask again). */
+static bool ahead_quota(vf_fleet *f, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
+                        unsigned *retry_after_s, int *decided)
+{
+    vf_fleet_ahead *ah = plan.ahead;
+    plan.ahead = NULL;
+    vf_admission *a = &ah->a;
+    int ran = ah->sent ? vf_admission_wait(f->st, a) : vf_admission_run(f->st, a);
+    if (!same_quota_limits(&ah->limits, l)) {
+        ahead_undo(f, ah, ran);
+        free(ah);
+        return false;
+    }
+    plan.ran = true;
+    plan.leaseless = plan.lru_json != NULL;
+    *decided = ran == 0;
+    if (ran == 0)
+        vf_shared_quota_decided(f->tenant_q, name, l, &ah->call, a->quota_code, a->quota_retry, a->quota_granted,
+                                v, retry_after_s);
+    if (plan.led && (ran != 0 || a->quota_code == 0))
+        take_claim(f, a, ran);
+    vf_admission_done(a);
+    free(ah);
+    return true;
+}
+
 bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l, vf_quota_verdict *v,
                          unsigned *retry_after_s, int *decided)
 {
     if (!plan.active || plan.ran || strcmp(plan.t->name, name) != 0)
         return false;
+    if (plan.ahead && ahead_quota(f, name, l, v, retry_after_s, decided))
+        return true;
     vf_shared_quota_call call;
     uint64_t now = (uint64_t)vf_now_ms();
     if (!vf_shared_quota_prepare(f->tenant_q, name, l, &call)) {
@@ -274,14 +417,8 @@ bool vf_fleet_plan_quota(vf_fleet *f, const char *name, const vf_quota_limits *l
         vf_shared_quota_leaseless(&call);
         plan.leaseless = true;
     }
-    vf_admission a = { .quota = &call };
-    if (plan.led) {
-        a.key = plan.key;
-        a.lock_key = plan.lock_key;
-        a.lock_ms = wait_budget_ms(plan.t);
-    }
-    if (!plan.lru_json)
-        ask_circuits(&a, plan.t, plan.has_host ? plan.host : NULL);
+    vf_admission a;
+    admission_of(&plan, &call, &a);
     int ran = vf_admission_run(f->st, &a);
     *decided = ran == 0;
     if (ran == 0)
@@ -379,6 +516,8 @@ bool vf_fleet_plan_leaseless(const char *name)
 void vf_fleet_plan_end(vf_fleet *f)
 {
     if (plan.active) {
+        if (plan.ahead)
+            ahead_end(f);   /* no quota decision took it */
         if (plan.claimed && plan.claim == VF_CLAIM_LOCKED && plan.keyed)
             vf_cache_store_unlock(f->st, plan.lock_key);   /* refused by the quota: nobody fetches */
         if (plan.led)

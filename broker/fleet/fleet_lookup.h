@@ -24,11 +24,25 @@ typedef json_t *(*vf_lookup_fn)(const vf_broker *b, const vf_tenant_config *t, c
 json_t *vf_fleet_lookup(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
                         vf_lookup_fn run);
 
+/* On the server thread, before a lookup's own thread is started: with a
+ * shared store, its plan and admission trip (the tenant quota, the cache
+ * claim, the circuit reads) built and the script written, so the round trip
+ * travels while the thread is born. NULL = nothing ahead (no store, nothing
+ * counted fleet-wide, or this pod's own share of the tenant already full). The
+ * result goes to vf_fleet_lookup_prepare on the lookup's thread, or to
+ * vf_fleet_lookup_drop when that thread never runs. */
+typedef struct vf_fleet_ahead vf_fleet_ahead;
+vf_fleet_ahead *vf_fleet_lookup_ahead(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req);
+void vf_fleet_lookup_drop(const vf_broker *b, vf_fleet_ahead *ahead);
+
 /* On the lookup's thread, before the tenant's quota is taken (with
  * vf_fleet_writes_begin/send around both): with a shared store, the quota's
  * round trip then also claims the cache and reads the circuits, so a cache
- * miss waits for one round trip before it fetches. */
-void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req);
+ * miss waits for one round trip before it fetches. With ahead (which it
+ * takes), that trip is already on its way: the quota waits for its verdict,
+ * and nothing of the lookup runs before. */
+void vf_fleet_lookup_prepare(const vf_broker *b, const vf_tenant_config *t, const vf_lookup_request *req,
+                             vf_fleet_ahead *ahead);
 
 /* A hit ready in this process's cache: the lookup's prepared one (found
  * before its quota trip); else (no thread, no trip needed) any without a

@@ -14,6 +14,19 @@ static vf_state_script acquire_script = { .source =
     VF_SHARED_QUOTA_LUA
     "return vf_quota(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])\n" };
 
+/* One token back into a bucket, for an admission no lookup used: the
+ * bucket keeps its time, so its refill goes on as before; never beyond its
+ * size. A bucket gone (expired) is full anyway. */
+static vf_state_script give_script = { .source =
+    "local b = redis.call('GET', KEYS[1])\n"
+    "if not b then return 0 end\n"
+    "local units, at = string.match(b, '^(%d+) (%d+)$')\n"
+    "if not units then return 0 end\n"
+    "local cap = tonumber(ARGV[1]) * 60000\n"
+    "units = math.min(cap, tonumber(units) + 60000)\n"
+    "redis.call('SET', KEYS[1], string.format('%d %s', units, at), 'KEEPTTL')\n"
+    "return 1\n" };
+
 /* Per name: the leases this process holds, so release knows a member to
  * remove, and its slice of the fleet bucket. */
 typedef struct {
@@ -202,6 +215,18 @@ bool vf_shared_quota_slice_take(vf_shared_quota *sq, const char *name, const voi
     return took;
 }
 
+void vf_shared_quota_slice_unask(vf_shared_quota *sq, const char *name, const vf_shared_quota_call *call)
+{
+    unsigned give = (unsigned)strtoul(call->give, NULL, 10);
+    if (!call->slice_tag || give == 0)
+        return;
+    pthread_mutex_lock(&sq->lock);
+    held *h = find_held(sq, name, false);
+    if (h && h->slice_tag == call->slice_tag)
+        h->slice += give;   /* given back with the rest at the next ask */
+    pthread_mutex_unlock(&sq->lock);
+}
+
 void vf_shared_quota_slice_put_back(vf_shared_quota *sq, const char *name)
 {
     pthread_mutex_lock(&sq->lock);
@@ -285,6 +310,14 @@ int vf_shared_quota_acquire(void *opaque, const char *name, const vf_quota_limit
     }
     freeReplyObject(r);
     return decided;
+}
+
+void vf_shared_quota_give_back(vf_shared_quota *sq, const vf_shared_quota_call *call)
+{
+    if (!sq || !call->limits.requests_per_minute)
+        return;
+    const char *argv[2] = { call->bucket, call->burst };
+    vf_state_write_eval(sq->st, &give_script, 1, 2, argv, NULL);
 }
 
 void vf_shared_quota_release(void *opaque, const char *name)

@@ -138,11 +138,18 @@ void vf_shared_quota_slice_unlimited(vf_shared_quota *sq, const char *name, cons
  * taken for an admission that did not happen. */
 bool vf_shared_quota_slice_take(vf_shared_quota *sq, const char *name, const void *tag, uint64_t now_ms);
 void vf_shared_quota_slice_put_back(vf_shared_quota *sq, const char *name);
+/* A call that was asked (vf_shared_quota_slice_ask) but never sent: the
+ * expired tokens it was to give back are this pod's again, for the next ask. */
+void vf_shared_quota_slice_unask(vf_shared_quota *sq, const char *name, const vf_shared_quota_call *call);
 
 /* Sets call to check the concurrency limit without taking a lease (lease
  * ms 0): for a lookup that ends as soon as it is admitted (a hit found ahead
  * in this process), so it needs no release, no write after its answer. */
 void vf_shared_quota_leaseless(vf_shared_quota_call *call);
+
+/* The token an admission by call took goes back to its bucket (a deferred
+ * write): for one that was admitted by the store but not by this process. */
+void vf_shared_quota_give_back(vf_shared_quota *sq, const vf_shared_quota_call *call);
 
 /* Gives back one lease taken for name by this process, if any. */
 void vf_shared_quota_release(void *sq, const char *name);
