@@ -8,14 +8,13 @@
 #include "broker/api/hit_answer.h"
 #include "broker/api/lookup_log.h"
 #include "broker/api/metrics.h"
+#include "broker/api/work_threads.h"
 #include "broker/fleet/fleet.h"
 #include "broker/fleet/fleet_lookup.h"
 #include "broker/lookup/cancel.h"
 #include "broker/lookup/lookup.h"
 #include "broker/mcp/mcp_http.h"
 #include "ipc/ipc_frame.h"
-
-#define DEFERRED_STACK (512 * 1024)
 
 struct vf_deferred {
     atomic_int refs;            /* the connection's and the thread's */
@@ -81,7 +80,7 @@ static vf_answer lookup_answer(vf_deferred *d)
     return a;
 }
 
-static void *run(void *arg)
+static void run(void *arg)
 {
     vf_deferred *d = arg;
     vf_server *s = d->server;
@@ -109,7 +108,6 @@ static void *run(void *arg)
     vf_broker_unref(d->broker);
     d->broker = NULL;
     unref(d);
-    return NULL;
 }
 
 static int start(vf_server *s, struct MHD_Connection *c, vf_request_ctx *ctx, vf_deferred *d)
@@ -121,11 +119,6 @@ static int start(vf_server *s, struct MHD_Connection *c, vf_request_ctx *ctx, vf
     if (d->has_cancel && !d->is_mcp)
         d->req.cancel = &d->cancel;   /* MCP: handed to its backend in run() */
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    pthread_attr_t attr;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, DEFERRED_STACK);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     /* Suspend first: the thread may finish and resume before we return. */
     MHD_suspend_connection(c);
     if (d->has_cancel && info)
@@ -134,8 +127,7 @@ static int start(vf_server *s, struct MHD_Connection *c, vf_request_ctx *ctx, vf
     pthread_mutex_lock(&s->resume_lock);
     s->threads++;
     pthread_mutex_unlock(&s->resume_lock);
-    if (pthread_create(&t, &attr, run, d) != 0) {
-        pthread_attr_destroy(&attr);
+    if (vf_work_threads_run(run, d) != 0) {
         pthread_mutex_lock(&s->resume_lock);
         s->threads--;
         pthread_mutex_unlock(&s->resume_lock);
@@ -144,7 +136,6 @@ static int start(vf_server *s, struct MHD_Connection *c, vf_request_ctx *ctx, vf
         MHD_resume_connection(c);
         return -1;
     }
-    pthread_attr_destroy(&attr);
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /* Work that must not hold a server thread (a lookup, an MCP tool call): the
- * connection is suspended, the work runs in a thread of its own (bounded by
+ * connection is suspended, the work runs on a work thread (see work_threads.h; bounded by
  * admission), the client's socket is watched for a hang-up that fires the
  * work's cancellation token, and the answer is sent once the connection is
  * resumed. Shared by the connection (until completed) and the thread. */
