@@ -1,12 +1,17 @@
 #include "broker/api/json_response.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "broker/judge/json_out.h"
 
 /* Strings this long are streamed; shorter ones are written inline. */
 #define HOLE_MIN (16u * 1024u)
 #define BLOCK_SIZE (32u * 1024u)
+/* Answers up to this size are written whole into one buffer: libmicrohttpd
+ * then sends head and body in one sendmsg(), where a streamed answer costs a
+ * send for the head, a wake-up and a send per block. */
+#define WHOLE_MAX (64u * 1024u)
 
 static ssize_t produce(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -20,12 +25,37 @@ static void release(void *cls)
     vf_json_stream_free(cls);
 }
 
+static struct MHD_Response *whole(vf_json_stream *st, size_t total)
+{
+    size_t room = total + 8;   /* a read is given room for the longest escape (6) */
+    char *body = malloc(room);
+    size_t got = 0;
+    while (body && got < total) {
+        size_t n = vf_json_stream_read(st, body + got, room - got);
+        if (n == 0)
+            break;
+        got += n;
+    }
+    vf_json_stream_free(st);
+    struct MHD_Response *r = body && got == total ?
+        MHD_create_response_from_buffer_with_free_callback(total, body, free) : NULL;
+    if (!r)
+        free(body);
+    return r;
+}
+
 struct MHD_Response *vf_json_response(json_t *doc, size_t *body_len)
 {
     size_t total = 0;
     vf_json_stream *st = vf_json_stream_new(doc, HOLE_MIN, &total);
     if (!st)
         return NULL;
+    if (total <= WHOLE_MAX) {
+        struct MHD_Response *r = whole(st, total);
+        if (r)
+            *body_len = total;
+        return r;
+    }
     /* libmicrohttpd callocs the block with the response: a small answer (a
      * 503, an error, health) gets a block its size, not 32 KiB zeroed. */
     size_t block = total < BLOCK_SIZE ? (total ? total : 1) : BLOCK_SIZE;
