@@ -206,10 +206,6 @@ static vf_ipc_err read_exact(frame_rx *rx, void *dst, size_t len)
 {
     size_t got = 0;
     while (got < len) {
-        vf_ipc_err err = wait_readable(rx);
-        if (err != VF_IPC_OK)
-            return err;
-
         union {
             char buf[CMSG_SPACE(VF_IPC_CMSG_FDS * sizeof(int))];
             struct cmsghdr align;
@@ -219,11 +215,19 @@ static vf_ipc_err read_exact(frame_rx *rx, void *dst, size_t len)
             .msg_iov = &iov, .msg_iovlen = 1,
             .msg_control = control.buf, .msg_controllen = sizeof control.buf,
         };
+        /* Read first, wait only when nothing is queued: a worker's result is
+         * usually all there by the time its sender is seen, and a poll per
+         * read cost two syscalls per frame. */
         ssize_t n = recvmsg(rx->sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+            if (errno == EINTR)
                 continue;
-            return VF_IPC_ERR_IO;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                return VF_IPC_ERR_IO;
+            vf_ipc_err err = wait_readable(rx);
+            if (err != VF_IPC_OK)
+                return err;
+            continue;
         }
         collect_fds(rx, &msg);
         rx->first_read = false;

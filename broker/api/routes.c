@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "broker/api/conn_deadline.h"
 #include "broker/api/deferred.h"
 #include "broker/api/health.h"
 #include "broker/api/hit_answer.h"
@@ -34,16 +35,19 @@ static enum MHD_Result send_busy(struct MHD_Connection *c, unsigned retry_after,
     return vf_answer_send(c, &a);
 }
 
-/* Unix callers are who the kernel says (SO_PEERCRED); TCP callers are who
- * their bearer token says. Nothing else identifies a tenant. */
-const vf_tenant_config *vf_route_tenant(const vf_config *cfg, struct MHD_Connection *c, bool tcp)
+/* Unix callers are who the kernel says (SO_PEERCRED, read once when the
+ * connection came in: a unix peer's credentials are fixed at connect); TCP
+ * callers are who their bearer token says. Nothing else identifies a tenant. */
+const vf_tenant_config *vf_route_tenant(const vf_config *cfg, struct MHD_Connection *c, const vf_request_ctx *ctx)
 {
-    if (tcp) {
+    if (ctx->tcp) {
         const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
             return NULL;
         return vf_tenant_for_token(cfg, auth + 7);
     }
+    if (ctx->conn && ctx->conn->peer_counted)
+        return vf_tenant_for_uid(cfg, ctx->conn->uid);
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct ucred cred;
     socklen_t len = sizeof cred;
@@ -88,7 +92,7 @@ enum MHD_Result vf_route_head(vf_server *s, vf_broker *b, struct MHD_Connection 
     const char *framing = vf_request_framing_problem(c);   /* two Content-Lengths, CL beside chunking */
     if (framing)
         return send_error(c, MHD_HTTP_BAD_REQUEST, "", framing);
-    const vf_tenant_config *tenant = vf_route_tenant(b->cfg, c, ctx->tcp);
+    const vf_tenant_config *tenant = vf_route_tenant(b->cfg, c, ctx);
     if (strcmp(url, "/mcp") == 0) {
         enum MHD_Result ret;
         if (vf_mcp_http_refused(c, tenant, method, false, &ret))
@@ -214,7 +218,7 @@ enum MHD_Result vf_route(vf_server *s, vf_broker *b, struct MHD_Connection *c, c
     bool lookup = strcmp(url, "/v1/lookup") == 0, health = strcmp(url, "/v1/health") == 0;
     bool spec = strcmp(url, "/v1/tool-spec") == 0, metrics = strcmp(url, "/metrics") == 0;
     bool ready = strcmp(url, "/v1/ready") == 0;
-    const vf_tenant_config *tenant = vf_route_tenant(b->cfg, c, ctx->tcp);
+    const vf_tenant_config *tenant = vf_route_tenant(b->cfg, c, ctx);
     if (strcmp(url, "/mcp") == 0) {
         enum MHD_Result ret;
         if (vf_mcp_http_refused(c, tenant, method, ctx->too_large, &ret))

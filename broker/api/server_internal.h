@@ -70,6 +70,6 @@ enum MHD_Result vf_route_head(vf_server *s, vf_broker *b, struct MHD_Connection 
 enum MHD_Result vf_route_resumed(struct MHD_Connection *c, vf_request_ctx *ctx);
 /* routes.c: the request is over; frees ctx. */
 void vf_route_release(vf_request_ctx *ctx);
-const vf_tenant_config *vf_route_tenant(const vf_config *cfg, struct MHD_Connection *c, bool tcp);
+const vf_tenant_config *vf_route_tenant(const vf_config *cfg, struct MHD_Connection *c, const vf_request_ctx *ctx);
 
 #endif

@@ -1,30 +1,27 @@
-/* Cancellation token: an atomic flag plus a self-pipe for waking poll(). */
+/* Cancellation token: an atomic flag plus an eventfd for waking poll(): one
+ * descriptor per lookup (a pipe took two, and a close more per request). */
 #include "broker/lookup/cancel.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 int vf_cancel_init(vf_cancel *c)
 {
-    int fds[2];
     atomic_init(&c->fired, false);
-    c->read_fd = c->write_fd = -1;
-    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-        return -1;
-    c->read_fd = fds[0];
-    c->write_fd = fds[1];
-    return 0;
+    c->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    return c->fd >= 0 ? 0 : -1;
 }
 
 void vf_cancel_fire(vf_cancel *c)
 {
     if (!c || atomic_exchange(&c->fired, true))
         return;
-    if (c->write_fd >= 0) {
+    if (c->fd >= 0) {
         ssize_t w;
         do
-            w = write(c->write_fd, "x", 1);
+            w = write(c->fd, &(uint64_t){ 1 }, sizeof(uint64_t));
         while (w < 0 && errno == EINTR);
     }
 }
@@ -36,14 +33,12 @@ bool vf_cancel_fired(const vf_cancel *c)
 
 int vf_cancel_fd(const vf_cancel *c)
 {
-    return c ? c->read_fd : -1;
+    return c ? c->fd : -1;
 }
 
 void vf_cancel_destroy(vf_cancel *c)
 {
-    if (c->read_fd >= 0)
-        close(c->read_fd);
-    if (c->write_fd >= 0)
-        close(c->write_fd);
-    c->read_fd = c->write_fd = -1;
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
 }

@@ -3,7 +3,7 @@
  * The API side fires it when the client hangs up (or the daemon drains); the
  * lookup side polls its fd beside the worker's and kills the worker, frees
  * the slot and closes the origin connection as soon as it becomes readable.
- * A pipe rather than a flag alone, so that a thread blocked in poll() wakes. */
+ * An eventfd rather than a flag alone, so that a thread blocked in poll() wakes. */
 #ifndef VERIFETCH_CANCEL_H
 #define VERIFETCH_CANCEL_H
 
@@ -12,8 +12,7 @@
 
 typedef struct vf_cancel {
     atomic_bool fired;
-    int read_fd;   /* readable once fired; never read from, so it stays readable */
-    int write_fd;
+    int fd;   /* eventfd: readable once fired; never read from, so it stays readable */
 } vf_cancel;
 
 /* 0, or -1 with errno (EMFILE...): callers then run without cancellation. */

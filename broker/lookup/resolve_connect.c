@@ -66,9 +66,9 @@ static int connect_bounded(const struct sockaddr *sa, socklen_t salen, int64_t d
         }
         rc = 0;
     }
-    /* The worker does blocking I/O through curl's poll loop; hand it a normal socket. */
-    int flags = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    /* The worker does blocking I/O through curl's poll loop; hand it a normal
+     * socket. O_NONBLOCK is the only status flag socket() gave it. */
+    fcntl(fd, F_SETFL, 0);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     *fd_out = fd;

@@ -87,6 +87,8 @@ static bool arm(vf_turn_line *l, vf_turn *t)
 
 vf_turn_rc vf_turn_wait(vf_turn_line *l, vf_turn *t, int cancel_fd, int64_t until_ms)
 {
+    if (t->wake_fd < 0 && is_head(l, t))
+        return VF_TURN_MINE;   /* the usual case: no one ahead, no eventfd to make */
     if (t->wake_fd < 0 && !arm(l, t))
         return wait_polling(l, t, cancel_fd, until_ms);
     for (;;) {

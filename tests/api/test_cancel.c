@@ -1,5 +1,6 @@
 /* The cancellation token wakes a thread blocked in poll() and stays fired. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
@@ -45,4 +46,26 @@ Test(cancel, null_token_is_never_fired)
     cr_assert(!vf_cancel_fired(NULL));
     cr_assert_eq(vf_cancel_fd(NULL), -1);
     vf_cancel_fire(NULL);
+}
+
+static int open_descriptors(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* One descriptor per token (an eventfd; the pipe it replaced took two). */
+Test(cancel, a_token_holds_one_descriptor)
+{
+    int before = open_descriptors();
+    vf_cancel c;
+    cr_assert_eq(vf_cancel_init(&c), 0);
+    cr_assert_eq(open_descriptors(), before + 1);
+    vf_cancel_destroy(&c);
+    cr_assert_eq(open_descriptors(), before);
 }

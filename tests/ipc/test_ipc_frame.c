@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "ipc/ipc_fds.h"
 #include "ipc/ipc_frame.h"
+#include "tests/support/syscall_trap.h"
 
 static void make_pair(int sv[2])
 {
@@ -412,4 +414,39 @@ Test(ipc, now_ms_is_monotonic_milliseconds)
     int64_t b = vf_now_ms();
     cr_assert_geq(b - a, 30);
     cr_assert_lt(b - a, 2000);
+}
+
+/* A frame already queued is read straight away: no poll() before the reads
+ * (there were two per frame, one before the length and one before the
+ * payload). */
+typedef struct {
+    int sock;
+    vf_ipc_err err;
+    void *payload;
+    size_t len;
+} queued_read;
+
+static void read_queued(void *arg)
+{
+    queued_read *q = arg;
+    q->err = vf_ipc_recv_frame(q->sock, 64, vf_now_ms() + 1000, &q->payload, &q->len, NULL);
+}
+
+Test(ipc_frame, queued_frame_is_read_without_polling)
+{
+    int sv[2];
+    make_pair(sv);
+    const char msg[] = "already here";
+    cr_assert_eq(vf_ipc_send_frame(sv[0], msg, sizeof msg, -1), VF_IPC_OK);
+    queued_read q = { .sock = sv[1] };
+    int polls = syscall_trap_run(SYS_poll, read_queued, &q);
+    if (polls < 0)
+        cr_skip_test("no seccomp filter here");
+    cr_assert_eq(polls, 0, "%d poll() calls for a frame that was already queued", polls);
+    cr_assert_eq(q.err, VF_IPC_OK, "%s", vf_ipc_strerror(q.err));
+    cr_assert_eq(q.len, sizeof msg);
+    cr_assert_str_eq(q.payload, msg);
+    free(q.payload);
+    close(sv[0]);
+    close(sv[1]);
 }
