@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
+#include "worker/content/page_map.h"
 #include "worker/content/tag_class.h"
 
 /* Chunks start small (a 10 KiB page pays for little) and double up to
@@ -57,19 +57,13 @@ vf_dom *vf_dom_new(size_t max_bytes)
     return d;
 }
 
-static size_t page_size(void)
-{
-    return (size_t)sysconf(_SC_PAGESIZE);
-}
-
 /* The room a chunk asked for cap bytes gets: a mapped one fills its last
  * page (counted against the tree's bound). SIZE_MAX when it cannot be. */
 static size_t room_for(const arena *a, size_t cap)
 {
-    size_t pg = page_size();
     if (cap > SIZE_MAX / 2)
         return SIZE_MAX;
-    return a->mapped ? ((sizeof(chunk) + cap + pg - 1) & ~(pg - 1)) - sizeof(chunk) : cap;
+    return a->mapped ? vf_page_round(sizeof(chunk) + cap) - sizeof(chunk) : cap;
 }
 
 /* A chunk of cap bytes, room_for() rounded. */
@@ -77,8 +71,7 @@ static chunk *chunk_new(const arena *a, size_t cap)
 {
     chunk *c;
     if (a->mapped) {
-        c = mmap(NULL, sizeof *c + cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        c = c == MAP_FAILED ? NULL : c;
+        c = vf_page_map_resize(NULL, 0, sizeof *c + cap);
     } else {
         c = malloc(sizeof *c + cap);
     }
@@ -91,8 +84,7 @@ static chunk *chunk_resize(const arena *a, chunk *c, size_t cap)
 {
     chunk *bigger;
     if (a->mapped) {
-        bigger = mremap(c, sizeof *c + c->cap, sizeof *c + cap, MREMAP_MAYMOVE);
-        bigger = bigger == MAP_FAILED ? NULL : bigger;
+        bigger = vf_page_map_resize(c, sizeof *c + c->cap, sizeof *c + cap);
     } else {
         bigger = realloc(c, sizeof *c + cap);
     }

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
+
+#include "worker/content/page_map.h"
 
 void vf_tbuf_init(vf_tbuf *b, size_t limit)
 {
@@ -12,27 +13,12 @@ void vf_tbuf_init(vf_tbuf *b, size_t limit)
     b->limit = limit;
 }
 
-/* Whole pages: the mapping grows with mremap (no copy) and shrinks from
- * the front with munmap. */
-static size_t page_round(size_t n)
-{
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    return n > SIZE_MAX - pg ? SIZE_MAX : (n + pg - 1) & ~(pg - 1);
-}
-
-static char *map_resize(char *old, size_t old_cap, size_t cap)
-{
-    void *p = old ? mremap(old, old_cap, cap, MREMAP_MAYMOVE)
-                  : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 void vf_tbuf_init_mapped(vf_tbuf *b, size_t limit, size_t expect)
 {
     vf_tbuf_init(b, limit);
     b->mapped = true;
-    size_t cap = page_round((expect < limit ? expect : limit) + 1);
-    b->data = cap != SIZE_MAX ? map_resize(NULL, 0, cap) : NULL;
+    size_t cap = vf_page_round((expect < limit ? expect : limit) + 1);
+    b->data = cap != SIZE_MAX ? vf_page_map_resize(NULL, 0, cap) : NULL;
     if (b->data)
         b->cap = cap;
 }
@@ -41,7 +27,7 @@ void vf_tbuf_release_before(vf_tbuf *b, size_t upto)
 {
     if (!b->mapped || !b->data || upto > b->len + 1)
         return;
-    upto &= ~((size_t)sysconf(_SC_PAGESIZE) - 1);
+    upto &= ~(vf_page_size() - 1);
     /* Only the pages not given back yet: the hole before them is the
      * kernel's again and may hold someone else's mapping now. */
     if (upto > b->released && munmap(b->data + b->released, upto - b->released) == 0)
@@ -62,7 +48,7 @@ static bool reserve(vf_tbuf *b, size_t need)
         b->oom = true; /* never grown once a prefix is gone */
         return false;
     }
-    char *p = b->mapped ? map_resize(b->data, b->cap, cap = page_round(cap)) : realloc(b->data, cap);
+    char *p = b->mapped ? vf_page_map_resize(b->data, b->cap, cap = vf_page_round(cap)) : realloc(b->data, cap);
     if (!p) {
         b->oom = true;
         return false;
