@@ -14,6 +14,7 @@
 
 #include "broker/spawn/zygote_client.h"
 #include "harness.h"
+#include "zygote_pool1.h"
 #include "proc_inspect.h"
 
 /* What a worker never needs; the lean libcurl leaves every one out. */
@@ -71,13 +72,8 @@ Test(worker_libs, the_scan_sees_the_system_libcurl_libraries_in_this_process)
 
 Test(worker_libs, the_zygote_maps_no_library_a_worker_never_uses, .timeout = 60)
 {
-    char err[256];
-    vf_zygote_options o = { .worker_path = worker_path("verifetch-worker"), .pool = 1 };
-    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), 0, "%s", err);
-    vf_zygote_status st;
-    vf_zygote_get_status(&st);
-    cr_assert_gt(st.pid, 0);
-    lib_scan s = scan_maps(st.pid);
+    pid_t zygote = zygote_start_pool1();
+    lib_scan s = scan_maps(zygote);
     vf_zygote_stop();
     cr_log_info("the zygote maps %u shared objects", s.objects);
     cr_assert_eq(s.unwanted, 0, "the zygote maps %u unwanted libraries, e.g. %s", s.unwanted, s.first_unwanted);

@@ -12,6 +12,7 @@
 #include "broker/spawn/worker_run.h"
 #include "broker/spawn/zygote_client.h"
 #include "harness.h"
+#include "zygote_pool1.h"
 #include "proc_inspect.h"
 
 #define HOPS 40
@@ -61,19 +62,14 @@ Test(zygote_faults, the_zygote_copies_none_of_its_bookkeeping_per_worker, .timeo
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("ASan's shadow writes add copy-on-write faults of their own");
 #endif
-    char err[256];
-    vf_zygote_options o = { .worker_path = worker_path("verifetch-worker"), .pool = 1 };
-    cr_assert_eq(vf_zygote_start(&o, err, sizeof err), 0, "%s", err);
-    vf_zygote_status st;
-    vf_zygote_get_status(&st);
-    cr_assert_gt(st.pid, 0);
+    pid_t zygote = zygote_start_pool1();
     one_hop(); /* first use: the zygote's paths run once */
     usleep(300 * 1000); /* the pool is full again */
-    unsigned long before = minor_faults(st.pid);
+    unsigned long before = minor_faults(zygote);
     for (int i = 0; i < HOPS; i++)
         one_hop();
     usleep(300 * 1000); /* each taken worker has been replaced: HOPS forks */
-    unsigned long faults = minor_faults(st.pid) - before;
+    unsigned long faults = minor_faults(zygote) - before;
     vf_zygote_stop();
     cr_log_info("zygote: %lu page faults for %d workers", faults, HOPS);
     cr_assert_leq(faults, 4ul * HOPS, "the zygote took %lu page faults for %d forked workers", faults, HOPS);
