@@ -23,6 +23,7 @@
 
 #include "worker/fetch/ca_store.h"
 #include "worker/sandbox/broker_userns.h"
+#include "worker/sandbox/heap_plug.h"
 #include "worker/sandbox/confine.h"
 #include "worker/fetch/fetch.h"
 #include "worker/fetch/tls_rehearsal.h"
@@ -476,6 +477,7 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
     hello->bpf_len = (uint32_t)exec_bpf_len;
     hello->pool = pool_target;
     hello->ca_certs = (uint32_t)n_certs;
+    vf_heap_plug_holes(); /* last: no set-up allocation comes after it */
     return 0;
 }
 
