@@ -3,7 +3,6 @@
  * quota refuses (rate or concurrency) never reaches the origin, and an
  * admission the store gave but this pod's own share then refused gives its
  * token back, so the fleet still admits exactly its budget. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,30 +24,40 @@ static int origin_saw(const char *path)
     return fl_origin_requests(&origin, needle);
 }
 
-/* One lookup of path on broker i: 200 (success) or 429 (with Retry-After). */
+/* An answer to a lookup of path: 200 (success) or 429 (with Retry-After). */
+static bool judged(const char *path, hx_response *r, const char *ra)
+{
+    bool ok = r->status == 200;
+    if (ok) {
+        const char *st = json_string_value(json_object_get(r->json, "status"));
+        cr_assert(st && strcmp(st, "success") == 0, "%s: %s", path, r->body);
+    } else {
+        cr_assert_eq(r->status, 429, "%s: %ld %s", path, r->status, r->body);
+        cr_assert_geq(atoi(ra), 1, "%s: no Retry-After", path);
+    }
+    hx_response_free(r);
+    return ok;
+}
+
+/* One lookup of path on broker i, judged. */
 static bool admitted(int i, const char *path)
 {
     char ra[32] = "";
     hx_response r = fl_lookup(&brokers[i], 0, &origin, path, NULL, ra, sizeof ra);
-    bool ok = r.status == 200;
-    if (ok) {
-        const char *st = json_string_value(json_object_get(r.json, "status"));
-        cr_assert(st && strcmp(st, "success") == 0, "%s: %s", path, r.body);
-    } else {
-        cr_assert_eq(r.status, 429, "%s: %ld %s", path, r.status, r.body);
-        cr_assert_geq(atoi(ra), 1, "%s: no Retry-After", path);
-    }
-    hx_response_free(&r);
-    return ok;
+    return judged(path, &r, ra);
+}
+
+static bool held_admitted(fl_held *h)
+{
+    fl_hold_join(h);
+    return judged(h->path, &h->r, h->retry_after);
 }
 
 Test(fleet_ahead, a_lookup_the_fleet_rate_refuses_never_reaches_the_origin)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
     /* A written concurrency (fleet-wide), health ordering and a cache: the
      * trip carries the quota, the cache claim and the circuit reads. */
-    fl_start_brokers(brokers, 2, &redis,
+    fl_start_fleet(&redis, &origin, brokers, 2,
                      "{ name = \"r\"; uids = [ 0 ]; quota = { requests_per_minute = 4; concurrent = 8; };"
                      " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 600; }; " POL_EGRESS_LOOPBACK " }",
                      false);
@@ -65,30 +74,14 @@ Test(fleet_ahead, a_lookup_the_fleet_rate_refuses_never_reaches_the_origin)
     rp_kill(&redis);
 }
 
-typedef struct {
-    int broker;
-    char path[48];
-    bool ok;
-} held_lookup;
-
-static void *hold(void *p)
-{
-    held_lookup *h = p;
-    h->ok = admitted(h->broker, h->path);
-    return NULL;
-}
-
 Test(fleet_ahead, a_lookup_the_fleet_concurrency_refuses_never_reaches_the_origin)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 2, &redis,
-                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 1; };"
+    fl_start_fleet(&redis, &origin, brokers, 2,
+                   "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 1; };"
                      " cache = { max_ttl_s = 600; }; " POL_EGRESS_LOOPBACK " }",
                      false);
-    held_lookup slow = { .broker = 0, .path = "/slow?ms=1500&held=1" };
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, hold, &slow), 0);
+    fl_held slow = { .b = &brokers[0], .o = &origin, .path = "/slow?ms=1500&held=1" };
+    fl_hold_start(&slow);
     cr_assert(pol_origin_saw(&origin, "GET /slow?ms=1500&held=1", 5000), "the slow lookup never reached the origin");
     for (int i = 0; i < 6; i++) {
         char path[32];
@@ -96,8 +89,7 @@ Test(fleet_ahead, a_lookup_the_fleet_concurrency_refuses_never_reaches_the_origi
         cr_assert(!admitted(i % 2, path), "%s was admitted past a fleet concurrency of 1", path);
         cr_assert_eq(origin_saw(path), 0, "refused %s reached the origin", path);
     }
-    pthread_join(th, NULL);
-    cr_assert(slow.ok, "the held lookup failed");
+    cr_assert(held_admitted(&slow), "the held lookup failed");
     cr_assert(admitted(1, "/page?c=after"), "the slot is free again");
     cr_assert_eq(origin_saw("/page?c=after"), 1);
     rp_kill(&redis);
@@ -112,32 +104,22 @@ Test(fleet_ahead, a_pods_own_share_refusing_after_the_store_admitted_gives_the_t
 {
     rp_start(&redis, 0);
     hx_origin_start(&origin, NULL, NULL);
-    char root[256];
-    pol_fmt(root, sizeof root, "state = { redis = \"%s\"; key_prefix = \"vftest:\"; };", redis.url);
-    pol_broker_opts o = {
-        .tenants = "{ name = \"a\"; uids = [ 0 ]; quota = { requests_per_minute = 6; }; " POL_EGRESS_LOOPBACK " },\n"
-                   "{ name = \"b\"; uids = [ 65534 ]; " POL_EGRESS_LOOPBACK " }",
-        .root_extra = root,
-        .max_concurrent = 2,
-    };
-    pol_broker_start(&brokers[0], &o);
-    pol_broker_start(&brokers[1], &o);
+    fl_start_two_slot_pair(brokers, &redis, "quota = { requests_per_minute = 6; };");
     int ok = admitted(0, "/page?first=1");   /* the pod's store connection is up before the burst */
     for (int round = 0; round < 2; round++) {   /* how many go ahead of the share is a race: twice */
         enum { BURST = 6 };
-        held_lookup burst[BURST];
-        pthread_t th[BURST];
+        fl_held burst[BURST];
         for (int i = 0; i < BURST; i++) {
-            burst[i] = (held_lookup){ .broker = 0 };
+            burst[i] = (fl_held){ .b = &brokers[0], .o = &origin };
             snprintf(burst[i].path, sizeof burst[i].path, "/slow?ms=800&burst=%d.%d", round, i);
-            cr_assert_eq(pthread_create(&th[i], NULL, hold, &burst[i]), 0);
+            fl_hold_start(&burst[i]);
         }
         int burst_ok = 0;
         for (int i = 0; i < BURST; i++) {
-            pthread_join(th[i], NULL);
-            burst_ok += burst[i].ok;
-            cr_assert_eq(origin_saw(burst[i].path), burst[i].ok ? 1 : 0, "%s: admitted %d, origin saw it %d times",
-                         burst[i].path, burst[i].ok, origin_saw(burst[i].path));
+            bool in = held_admitted(&burst[i]);
+            burst_ok += in;
+            cr_assert_eq(origin_saw(burst[i].path), in ? 1 : 0, "%s: admitted %d, origin saw it %d times",
+                         burst[i].path, in, origin_saw(burst[i].path));
         }
         cr_assert_eq(burst_ok, 1, "a per-pod share of 1 admitted %d of a burst", burst_ok);
         ok += burst_ok;

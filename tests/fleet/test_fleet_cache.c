@@ -26,9 +26,7 @@ static pol_broker brokers[2];
 
 static void start_fleet(int n, const char *tenants)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, n, &redis, tenants, true);
+    fl_start_fleet(&redis, &origin, brokers, n, tenants, true);
 }
 
 static const char *status_of(const hx_response *r)

@@ -2,7 +2,6 @@
  * is admitted within the fleet-wide concurrency limit but takes no lease: it
  * ends as soon as it is admitted, so it owes the store no release after its
  * answer. A full limit still refuses it. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,21 +29,12 @@ static hx_response lookup(int i, const char *path)
     return fl_lookup(&brokers[i], 0, &origin, path, NULL, NULL, 0);
 }
 
-static void *slow_lookup(void *p)
-{
-    hx_response *r = p;
-    *r = lookup(1, "/slow?ms=1500&hold=1");
-    return NULL;
-}
-
 Test(fleet_hits, a_hit_takes_no_lease_but_a_full_concurrency_limit_refuses_it)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 2, &redis,
-                     "{ name = \"h\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 1; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 2,
+                   "{ name = \"h\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 1; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     hx_response r = lookup(0, "/page?hit=1");
     cr_assert_eq(r.status, 200, "%s", r.body);
     cr_assert_str_eq(fl_cache_field(&r), "miss");
@@ -60,21 +50,15 @@ Test(fleet_hits, a_hit_takes_no_lease_but_a_full_concurrency_limit_refuses_it)
     cr_assert_eq(zadd_calls(), zadd0, "10 hits took leases");
 
     /* The one slot is taken by a slow lookup on the other instance: a hit is refused. */
-    hx_response slow;
-    pthread_t th;
-    pthread_create(&th, NULL, slow_lookup, &slow);
-    int waited = 0;
-    while (fl_origin_requests(&origin, "GET /slow?ms=1500&hold=1 ") == 0 && waited < 3000) {
-        pol_sleep_ms(10);
-        waited += 10;
-    }
-    cr_assert_lt(waited, 3000, "the slow lookup never reached the origin");
+    fl_held slow = { .b = &brokers[1], .o = &origin, .path = "/slow?ms=1500&hold=1" };
+    fl_hold_start(&slow);
+    cr_assert(pol_origin_saw(&origin, "GET /slow?ms=1500&hold=1 ", 3000), "the slow lookup never reached the origin");
     r = lookup(0, "/page?hit=1");
     cr_assert_eq(r.status, 429, "a hit past the fleet's concurrency limit: %ld %s", r.status, r.body);
     hx_response_free(&r);
-    pthread_join(th, NULL);
-    cr_assert_eq(slow.status, 200, "%s", slow.body);
-    hx_response_free(&slow);
+    fl_hold_join(&slow);
+    cr_assert_eq(slow.r.status, 200, "%s", slow.r.body);
+    hx_response_free(&slow.r);
     r = lookup(0, "/page?hit=1");   /* the slot is free again */
     cr_assert_eq(r.status, 200, "%s", r.body);
     cr_assert_str_eq(fl_cache_field(&r), "hit");

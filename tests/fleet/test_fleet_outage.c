@@ -45,13 +45,10 @@ static bool wait_state(const pol_broker *b, const char *want, unsigned ms)
 
 Test(fleet_outage, lookups_survive_a_store_outage_and_readiness_recovers)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 2,
-                     &redis,
-                     "{ name = \"o\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 8; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 2,
+                   "{ name = \"o\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; concurrent = 8; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     for (int i = 0; i < 2; i++) {
         hx_response r = fl_lookup(&brokers[i], 0, &origin, "/page", NULL, NULL, 0);
         expect_success(&r);

@@ -17,52 +17,14 @@ static rp_redis redis;
 static hx_origin origin;
 static pol_broker brokers[FL_MAX_BROKERS];
 
-typedef struct {
-    const pol_broker *b;
-    int lookups;
-    int ok, throttled, other;
-    char last_retry_after[32];
-} worker_arg;
-
-static void *hammer(void *p)
-{
-    worker_arg *w = p;
-    for (int i = 0; i < w->lookups; i++) {
-        char ra[32] = "";
-        hx_response r = fl_lookup(w->b, 0, &origin, "/page", NULL, ra, sizeof ra);
-        if (r.status == 200 && r.json && json_is_string(json_object_get(r.json, "status")) &&
-            strcmp(json_string_value(json_object_get(r.json, "status")), "success") == 0)
-            w->ok++;
-        else if (r.status == 429 && atoi(ra) >= 1)
-            w->throttled++, snprintf(w->last_retry_after, sizeof w->last_retry_after, "%s", ra);
-        else
-            w->other++;
-        hx_response_free(&r);
-    }
-    return NULL;
-}
-
 Test(fleet_quota, tenant_quota_of_ten_per_minute_admits_exactly_ten_across_three_instances)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 3, &redis,
-                     "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 10; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 3,
+                   "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 10; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     /* 3 instances x 8 concurrent-ish lookups = 24 asks for 10 tokens. */
-    pthread_t th[3];
-    worker_arg args[3];
-    for (int i = 0; i < 3; i++) {
-        args[i] = (worker_arg){ .b = &brokers[i], .lookups = 8 };
-        pthread_create(&th[i], NULL, hammer, &args[i]);
-    }
-    int ok = 0, throttled = 0, other = 0;
-    for (int i = 0; i < 3; i++) {
-        pthread_join(th[i], NULL);
-        ok += args[i].ok;
-        throttled += args[i].throttled;
-        other += args[i].other;
-    }
+    fl_tally t = fl_ask_together(brokers, 3, &origin, "/page", 8);
+    int ok = t.ok, throttled = t.throttled, other = t.other;
     cr_assert_eq(other, 0, "%d lookups neither succeeded nor were throttled", other);
     cr_assert_eq(ok, 10, "fleet admitted %d lookups against a shared 10/min quota", ok);
     cr_assert_eq(throttled, 14);
@@ -163,16 +125,7 @@ Test(fleet_quota, a_default_fair_share_is_counted_per_instance_not_fleet_wide)
 {
     rp_start(&redis, 0);
     hx_origin_start(&origin, NULL, NULL);
-    char root[256];
-    pol_fmt(root, sizeof root, "state = { redis = \"%s\"; key_prefix = \"vftest:\"; };", redis.url);
-    pol_broker_opts o = {
-        .tenants = "{ name = \"a\"; uids = [ 0 ]; " POL_EGRESS_LOOPBACK " },\n"
-                   "{ name = \"b\"; uids = [ 65534 ]; " POL_EGRESS_LOOPBACK " }",
-        .root_extra = root,
-        .max_concurrent = 2,
-    };
-    pol_broker_start(&brokers[0], &o);
-    pol_broker_start(&brokers[1], &o);
+    fl_start_two_slot_pair(brokers, &redis, NULL);
     cr_assert_eq(concurrent_pair(&brokers[0], &brokers[1], "two-pods"), 0,
                  "a per-pod share was enforced fleet-wide");
     cr_assert_eq(concurrent_pair(&brokers[0], &brokers[0], "one-pod"), 1,
@@ -207,10 +160,8 @@ Test(fleet_quota, without_state_each_instance_counts_alone)
  * one still counts (the planted name is the broker's). */
 Test(fleet_quota, a_crashed_instances_expired_lease_is_pruned_at_the_limit)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 1, &redis,
-                     "{ name = \"z\"; uids = [ 0 ]; quota = { concurrent = 1; }; " POL_EGRESS_LOOPBACK " }", false);
+    fl_start_fleet(&redis, &origin, brokers, 1,
+                   "{ name = \"z\"; uids = [ 0 ]; quota = { concurrent = 1; }; " POL_EGRESS_LOOPBACK " }", false);
     char leases[VF_FLEET_KEY_MAX];
     const char *parts[2] = { "tenant", "z" };
     vf_fleet_key(leases, "vftest:", "q", parts, 2, ":inflight");

@@ -108,12 +108,10 @@ static long long evalsha_calls(void)
 
 Test(fleet_scripts, a_success_on_circuits_read_closed_runs_no_record_script)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(&broker, 1, &redis,
-                     "{ name = \"s\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; };"
-                     " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, &broker, 1,
+                   "{ name = \"s\"; uids = [ 0 ]; quota = { requests_per_minute = 1000; };"
+                   " ordering = { strategy = \"health\"; }; cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     expect_miss("/page?warm=1");
     long long before = evalsha_calls();
     for (int i = 0; i < 5; i++) {

@@ -6,7 +6,6 @@
  * is more than half used gets no slice (each hit asks the store). A slice
  * lives a second from the pod's last trip that found the fleet calm; a trip
  * that finds it busy ends it. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,60 +29,21 @@ static long long round_trips(const pol_broker *b)
     return n;
 }
 
-typedef struct {
-    const pol_broker *b;
-    const char *path;
-    int lookups;
-    int ok, throttled, other;
-} asker;
-
-static void *ask(void *p)
-{
-    asker *a = p;
-    for (int i = 0; i < a->lookups; i++) {
-        char ra[32] = "";
-        hx_response r = fl_lookup(a->b, 0, &origin, a->path, NULL, ra, sizeof ra);
-        const char *st = r.json ? json_string_value(json_object_get(r.json, "status")) : NULL;
-        if (r.status == 200 && st && strcmp(st, "success") == 0)
-            a->ok++;
-        else if (r.status == 429 && atoi(ra) >= 1)
-            a->throttled++;
-        else
-            a->other++;
-        hx_response_free(&r);
-    }
-    return NULL;
-}
-
 /* n instances asking per_instance lookups of path at once; returns admitted. */
 static int ask_together(int n, const char *path, int per_instance, int *throttled)
 {
-    pthread_t th[FL_MAX_BROKERS];
-    asker args[FL_MAX_BROKERS];
-    for (int i = 0; i < n; i++) {
-        args[i] = (asker){ .b = &brokers[i], .path = path, .lookups = per_instance };
-        pthread_create(&th[i], NULL, ask, &args[i]);
-    }
-    int ok = 0, other = 0;
-    *throttled = 0;
-    for (int i = 0; i < n; i++) {
-        pthread_join(th[i], NULL);
-        ok += args[i].ok;
-        *throttled += args[i].throttled;
-        other += args[i].other;
-    }
-    cr_assert_eq(other, 0, "%d lookups neither succeeded nor were throttled", other);
-    return ok;
+    fl_tally t = fl_ask_together(brokers, n, &origin, path, per_instance);
+    cr_assert_eq(t.other, 0, "%d lookups neither succeeded nor were throttled", t.other);
+    *throttled = t.throttled;
+    return t.ok;
 }
 
 Test(fleet_slices, a_small_budget_admits_exactly_ten_of_ten_per_minute_hits_included)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 3, &redis,
-                     "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 10; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 3,
+                   "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 10; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     /* One page: after its first fetch, every admitted lookup is a hit. */
     int throttled = 0;
     int ok = ask_together(3, "/page?small=1", 8, &throttled);
@@ -94,13 +54,11 @@ Test(fleet_slices, a_small_budget_admits_exactly_ten_of_ten_per_minute_hits_incl
 
 Test(fleet_slices, hits_spend_slices_without_trips_and_the_fleet_never_admits_more_than_its_bucket)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
     /* 120/min: a full bucket of 120, refilled by 2 a second. */
-    fl_start_brokers(brokers, 3, &redis,
-                     "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 120; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 3,
+                   "{ name = \"q\"; uids = [ 0 ]; quota = { requests_per_minute = 120; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     /* The page fetched once and found in the store by the others, one at a
      * time (concurrent first lookups would poll the store while one fetches). */
     double t0 = hx_now_ms();
@@ -134,27 +92,14 @@ Test(fleet_slices, hits_spend_slices_without_trips_and_the_fleet_never_admits_mo
     rp_kill(&redis);
 }
 
-typedef struct {
-    const pol_broker *b;
-    char path[64];
-    hx_response r;
-} held_lookup;
-
-static void *hold(void *p)
-{
-    held_lookup *h = p;
-    h->r = fl_lookup(h->b, 0, &origin, h->path, NULL, NULL, 0);
-    return NULL;
-}
-
 /* 3 of the 4 fleet-wide slots held by slow lookups on instance 1, each
  * seen at the origin before this returns. */
-static void hold_three(held_lookup held[3], pthread_t th[3], const char *tag)
+static void hold_three(fl_held held[3], const char *tag)
 {
     for (int i = 0; i < 3; i++) {
-        held[i].b = &brokers[1];
+        held[i] = (fl_held){ .b = &brokers[1], .o = &origin };
         snprintf(held[i].path, sizeof held[i].path, "/slow?ms=1500&%s=%d", tag, i);
-        pthread_create(&th[i], NULL, hold, &held[i]);
+        fl_hold_start(&held[i]);
     }
     char seen[64];
     snprintf(seen, sizeof seen, "GET /slow?ms=1500&%s=", tag);
@@ -166,10 +111,10 @@ static void hold_three(held_lookup held[3], pthread_t th[3], const char *tag)
     cr_assert_lt(waited, 3000, "the slow lookups never reached the origin");
 }
 
-static void release_held(held_lookup held[3], pthread_t th[3])
+static void release_held(fl_held held[3])
 {
     for (int i = 0; i < 3; i++) {
-        pthread_join(th[i], NULL);
+        fl_hold_join(&held[i]);
         cr_assert_eq(held[i].r.status, 200, "%s", held[i].r.body);
         hx_response_free(&held[i].r);
     }
@@ -199,20 +144,17 @@ static void expect_miss(int i, const char *path)
 
 Test(fleet_slices, a_fleet_more_than_half_busy_grants_no_slice_so_each_hit_asks_the_store)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 2, &redis,
-                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
-    held_lookup held[3];
-    pthread_t th[3];
-    hold_three(held, th, "held");
+    fl_start_fleet(&redis, &origin, brokers, 2,
+                   "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
+    fl_held held[3];
+    hold_three(held, "held");
     long long before = round_trips(&brokers[0]);
     expect_miss(0, "/page?busy=1");
     long long trips = round_trips(&brokers[0]) - before + hit_trips(0, "/page?busy=1", 5);
     cr_assert_eq(trips, 6, "1 miss and 5 hits waited for %lld round trips while 3 of 4 slots were busy", trips);
-    release_held(held, th);
+    release_held(held);
     /* Free again: the next trip reserves a slice, and hits go without trips. */
     trips = hit_trips(0, "/page?busy=1", 6);
     cr_assert_eq(trips, 1, "6 hits with the fleet idle waited for %lld round trips", trips);
@@ -221,32 +163,27 @@ Test(fleet_slices, a_fleet_more_than_half_busy_grants_no_slice_so_each_hit_asks_
 
 Test(fleet_slices, a_trip_that_finds_the_fleet_busy_ends_a_live_slice)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 2, &redis,
-                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 2,
+                   "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 4; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     expect_miss(0, "/page?live=1");
     cr_assert_eq(hit_trips(0, "/page?live=1", 3), 0, "the idle fleet's slice admitted no hit");
-    held_lookup held[3];
-    pthread_t th[3];
-    hold_three(held, th, "ends");
+    fl_held held[3];
+    hold_three(held, "ends");
     expect_miss(0, "/page?live=2");   /* its trip sees 3 of 4 slots busy */
     long long trips = hit_trips(0, "/page?live=1", 3);
     cr_assert_eq(trips, 3, "3 hits after a busy trip waited for %lld round trips: the slice outlived it", trips);
-    release_held(held, th);
+    release_held(held);
     rp_kill(&redis);
 }
 
 Test(fleet_slices, a_slice_lives_a_second_from_the_last_trip_that_found_the_fleet_calm)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, 1, &redis,
-                     "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 8; };"
-                     " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
-                     false);
+    fl_start_fleet(&redis, &origin, brokers, 1,
+                   "{ name = \"c\"; uids = [ 0 ]; quota = { requests_per_minute = 100000; concurrent = 8; };"
+                   " cache = { max_ttl_s = 60; }; " POL_EGRESS_LOOPBACK " }",
+                   false);
     /* The first miss's trip grants the slice; the later ones renew it. */
     expect_miss(0, "/page?renew=0");
     for (int i = 1; i <= 2; i++) {

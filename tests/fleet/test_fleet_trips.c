@@ -19,9 +19,7 @@ static pol_broker brokers[2];
 /* A fresh store and origin, and n instances sharing them with one tenant. */
 static void start_fleet(int n, const char *tenant)
 {
-    rp_start(&redis, 0);
-    hx_origin_start(&origin, NULL, NULL);
-    fl_start_brokers(brokers, n, &redis, tenant, false);
+    fl_start_fleet(&redis, &origin, brokers, n, tenant, false);
 }
 
 Test(fleet_trips, a_lease_released_with_one_answer_is_free_for_the_next_lookup_on_either_instance)
