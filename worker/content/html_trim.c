@@ -12,10 +12,19 @@ static const char *const read_attrs[] = {
     "itemprop", "lang", "name", "property", "rel", "role", "src", "start", "style", "type", NULL,
 };
 
+/* ASCII case folding, as strcasecmp's in the C locale the worker runs in. */
+static unsigned char fold(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* Every tag and attribute passes here: the first byte rules out most names
+ * before any strcasecmp. */
 static bool attr_is_read(const xmlChar *name)
 {
+    unsigned char c = fold(name[0]);
     for (const char *const *a = read_attrs; *a; a++)
-        if (strcasecmp((const char *)name, *a) == 0)
+        if ((unsigned char)(*a)[0] == c && strcasecmp((const char *)name, *a) == 0)
             return true;
     return false;
 }
@@ -35,8 +44,9 @@ void vf_trim_attrs(const xmlChar **attrs, const xmlChar **kept, size_t cap)
 bool vf_trim_keeps_blanks(const xmlChar *name)
 {
     static const char *const verbatim[] = { "pre", "textarea", "listing", "xmp", "plaintext", NULL };
+    unsigned char c = fold(name[0]);
     for (const char *const *v = verbatim; *v; v++)
-        if (strcasecmp((const char *)name, *v) == 0)
+        if ((unsigned char)(*v)[0] == c && strcasecmp((const char *)name, *v) == 0)
             return true;
     return false;
 }

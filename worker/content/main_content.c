@@ -259,16 +259,24 @@ static bool skipped_flag(struct vf_node_stats *S, const vf_node *el, int mask)
     return st && (st->flags & mask);
 }
 
+/* Code points of the text under root, skipped elements left out. Once the
+ * stats exist (collect counted every text node into its element's total)
+ * that is root's total less the totals of its outermost skipped elements: no
+ * text is read again. Settled, the text itself is counted. */
 static size_t kept_text(struct vf_node_stats *S, vf_node *root)
 {
-    size_t k = 0;
+    struct vf_node_stats *rs = st_of(S, root);
+    size_t k = rs ? rs->text : 0;
     vf_node *n = root;
     while (n) {
         if (n->type == VF_NODE_ELEMENT && n != root && skipped_flag(S, n, F_UNLIKELY | F_CLEANED)) {
+            struct vf_node_stats *st = st_of(S, n);
+            if (rs && st)
+                k -= st->text;
             n = vf_dom_next(n, root, true);
             continue;
         }
-        if (n->type == VF_NODE_TEXT && vf_node_bytes(n)) {
+        if (!rs && n->type == VF_NODE_TEXT && vf_node_bytes(n)) {
             uint32_t c = 0, cm = 0;
             count_text(vf_node_bytes(n), &c, &cm);
             k += c;

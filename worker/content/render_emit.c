@@ -148,11 +148,13 @@ bool em_md_special(uint32_t cp)
 }
 
 /* Printable ASCII that em_text writes as it is once nothing is pending:
- * no blank, no control, nothing Markdown escapes. */
-static bool plain_ascii(const emitter *e, unsigned char ch)
-{
-    return ch > ' ' && ch < 0x7f && !(e->o->markdown && em_md_special(ch));
-}
+ * no blank, no control; bit 1 also says Markdown need not escape it. */
+enum { PLAIN_TEXT = 1, PLAIN_MD = 2 };
+static const uint8_t plain_byte[256] = {
+    ['!' ... ')'] = 3, ['*'] = PLAIN_TEXT, ['+' ... ';'] = 3, ['<'] = PLAIN_TEXT, ['=' ... 'Z'] = 3,
+    ['['] = PLAIN_TEXT, ['\\'] = PLAIN_TEXT, [']'] = PLAIN_TEXT, ['^'] = 3, ['_'] = PLAIN_TEXT,
+    ['`'] = PLAIN_TEXT, ['a' ... '~'] = 3,
+};
 
 static bool ascii_blank(unsigned char ch)
 {
@@ -162,30 +164,33 @@ static bool ascii_blank(unsigned char ch)
 /* The common case of em_text in bulk: with nothing pending (no separator,
  * marker, box edge, not at a line start), words of plain ASCII and single
  * spaces for the blank runs between them go out as they are, which is what
- * the character loop would write. Returns where that loop must go on. */
+ * the character loop would write. Stretches of the input where words are
+ * already joined by one plain space are copied whole. Returns where that
+ * loop must go on. */
 static const unsigned char *plain_run(emitter *e, const unsigned char *s)
 {
     if (e->out.len == 0 || e->pending != PEND_NONE || e->soft_sep || e->line_start || e->marker[0])
         return s;
-    char chunk[512];
-    size_t n = 0;
+    const uint8_t want = e->o->markdown ? PLAIN_MD : PLAIN_TEXT;
+    const unsigned char *copy_from = s; /* input not yet written, as it is */
     for (;;) {
         const unsigned char *w = s;
         while (ascii_blank(*w))
             w++;
-        if (!plain_ascii(e, *w))
+        if (!(plain_byte[*w] & want))
             break;
-        if (n + 2 > sizeof chunk) {
-            em_put(e, chunk, n);
-            n = 0;
+        if (w > s && !(w == s + 1 && *s == ' ')) {
+            /* Another gap than one space: what came before as it is, then one space. */
+            em_put(e, (const char *)copy_from, (size_t)(s - copy_from));
+            em_put(e, " ", 1);
+            copy_from = w;
         }
-        if (w > s)
-            chunk[n++] = ' ';
-        chunk[n++] = (char)*w;
-        e->last_cp = *w;
-        s = w + 1;
+        while (plain_byte[*w] & want)
+            w++;
+        e->last_cp = w[-1];
+        s = w;
     }
-    em_put(e, chunk, n);
+    em_put(e, (const char *)copy_from, (size_t)(s - copy_from));
     return s;
 }
 
