@@ -28,14 +28,37 @@ static void scan_group(const unsigned char *hay, size_t n, const char *const *ne
         at2[s[2]] |= 1ull << i;
         pending |= 1ull << i;
     }
-    for (size_t p = 0; pending && p + 3 <= n; p++) {
-        uint64_t cand = at0[hay[p]] & at1[hay[p + 1]] & at2[hay[p + 2]] & pending;
+    if (!pending || n < 3)
+        return;
+    /* Each byte is read once: it completes the candidates of the position
+     * two back, extends those of the one before, and starts its own. A found
+     * needle leaves at0, so it is never a candidate again. */
+    uint64_t one = at0[hay[0]], two = one & at1[hay[1]];
+    one = at0[hay[1]];
+    const unsigned char *q = hay + 2, *end = hay + n;
+    while (q < end) {
+        uint64_t cand;
+        do {
+            unsigned char c = *q++;
+            cand = two & at2[c];
+            two = one & at1[c];
+            one = at0[c];
+        } while (!cand && q < end);
+        size_t p = (size_t)(q - hay) - 3; /* where the candidates start */
         while (cand) {
             unsigned i = (unsigned)__builtin_ctzll(cand);
             cand &= cand - 1;
+            if (!(pending & (1ull << i)))
+                continue;
             if (len[i] <= n - p && memcmp(hay + p + 3, needles[i] + 3, len[i] - 3) == 0) {
                 found[i] = true;
                 pending &= ~(1ull << i);
+                const unsigned char *s = (const unsigned char *)needles[i];
+                at0[s[0]] &= ~(1ull << i);
+                one &= ~(1ull << i);
+                two &= ~(1ull << i);
+                if (!pending)
+                    return;
             }
         }
     }

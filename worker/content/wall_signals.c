@@ -6,6 +6,7 @@
 #include "worker/content/needle_scan.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,29 @@ static bool noscript_asks_for_js(const char *low, size_t n)
     return false;
 }
 
+/* dst = src with A-Z lowered, eight bytes at a time: for each byte, 0x80 is
+ * set in "upper" exactly when it is 'A'..'Z' (the bytes with their top bit
+ * set are masked out first, so no carry crosses a byte). */
+static void lower_ascii(char *dst, const char *src, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, src + i, 8);
+        uint64_t low7 = w & ~high;
+        uint64_t ge_a = low7 + (0x80 - 'A') * ones;
+        uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones;
+        uint64_t upper = ge_a & ~gt_z & ~w & high;
+        w |= upper >> 2;
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < n; i++) {
+        char ch = src[i];
+        dst[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+}
+
 void vf_wall_signals_scan_html(vf_wall_signals *s, const char *html, size_t len)
 {
     if (!html || len == 0)
@@ -186,31 +210,35 @@ void vf_wall_signals_scan_html(vf_wall_signals *s, const char *html, size_t len)
     char *low = malloc(n);
     if (!low)
         return; /* signals are advisory: none is better than a failed fetch */
-    for (size_t i = 0; i < n; i++) {
-        char ch = html[i];
-        low[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
-    }
+    lower_ascii(low, html, n);
     /* The rules' needles, then Incapsula's: the resource script is on every
      * protected page; the block page frames it. */
     enum { N_RULES = sizeof rules / sizeof rules[0] };
     static const char *const incapsula[] = { "_incapsula_resource", "main-iframe", "incapsula incident",
                                              "request unsuccessful" };
-    const char *needles[N_RULES + 4];
-    bool found[N_RULES + 4] = { false };
+    /* Then the keys the three tests below start from: the same pass tells
+     * whether they need to look at all. */
+    static const char *const keys[] = { "isaccessibleforfree", "<noscript", "skeleton" };
+    enum { N_INCAPSULA = sizeof incapsula / sizeof incapsula[0], KEYS = N_RULES + N_INCAPSULA,
+           N_NEEDLES = KEYS + sizeof keys / sizeof keys[0] };
+    _Static_assert(N_NEEDLES <= 64, "needle_scan reads the page once per 64 needles");
+    const char *needles[N_NEEDLES];
+    bool found[N_NEEDLES] = { false };
     for (size_t r = 0; r < N_RULES; r++)
         needles[r] = rules[r].needle;
     memcpy(needles + N_RULES, incapsula, sizeof incapsula);
-    vf_needle_scan(low, n, needles, N_RULES + 4, found);
+    memcpy(needles + KEYS, keys, sizeof keys);
+    vf_needle_scan(low, n, needles, N_NEEDLES, found);
     for (size_t r = 0; r < N_RULES; r++)
         if (found[r])
             vf_wall_signals_add(s, rules[r].token);
     if (found[N_RULES] && (found[N_RULES + 1] || found[N_RULES + 2] || found[N_RULES + 3]))
         vf_wall_signals_add(s, "mk:incapsula-block");
-    if (says_not_free(low, n))
+    if (found[KEYS] && says_not_free(low, n))
         vf_wall_signals_add(s, "mk:not-free");
-    if (noscript_asks_for_js(low, n))
+    if (found[KEYS + 1] && noscript_asks_for_js(low, n))
         vf_wall_signals_add(s, "mk:noscript-js");
-    if (count_up_to(low, n, "skeleton", 3) >= 3)
+    if (found[KEYS + 2] && count_up_to(low, n, "skeleton", 3) >= 3)
         vf_wall_signals_add(s, "mk:skeleton");
     free(low);
 }
