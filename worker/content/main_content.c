@@ -43,7 +43,7 @@ static bool is_space(unsigned char c)
 }
 
 /* ASCII that counts one character and nothing else: not NUL, not blank,
- * no comma. A table: this runs over every text node of a page three times. */
+ * no comma. A table: this runs over every text node of a page. */
 static const unsigned char plain_byte[256] = {
     0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -61,9 +61,15 @@ static void count_text(const unsigned char *p, uint32_t *chars, uint32_t *commas
     uint32_t k = 0, c = 0;
     for (; *p; p++) {
         if (plain_byte[*p]) {
+            /* Words joined by one plain space: the space counts one like them. */
             const unsigned char *run = p;
-            while (plain_byte[p[1]])
-                p++;
+            for (;;) {
+                while (plain_byte[p[1]])
+                    p++;
+                if (p[1] != ' ' || !plain_byte[p[2]])
+                    break;
+                p += 2;
+            }
             k += (uint32_t)(p - run) + 1;
             space = false;
             continue;
