@@ -15,10 +15,13 @@ struct vf_node_stats {
     uint32_t phr_commas;
     uint16_t p, img, li, input;
     float score;
+    float weight;       /* class/id weight, once HINT_WEIGHT is set */
     uint8_t flags;
+    uint8_t hints;      /* HINT_*: the element's class/id hints, read once per pick */
 };
 
 enum { F_CANDIDATE = 1, F_UNLIKELY = 2, F_CLEANED = 4, F_HAS_BLOCK = 8 };
+enum { HINT_KNOWN = 1, HINT_ARTICLE_BODY = 2, HINT_COMMENT = 4, HINT_WEIGHT = 8 };
 #define SHORT_LINK_PARA 600u
 #define CREDIT_LINE_MAX 300u
 
@@ -35,6 +38,25 @@ typedef struct {
 static struct vf_node_stats *st_of(struct vf_node_stats *S, const vf_node *n)
 {
     return S && n && n->type == VF_NODE_ELEMENT && n->aux ? &S[n->aux - 1] : NULL;
+}
+
+/* An element's attributes never change, so neither do its hints: every
+ * attempt asks them of every element, and they are read once. */
+static uint8_t hints_of(struct vf_node_stats *st, const vf_node *el)
+{
+    if (!(st->hints & HINT_KNOWN))
+        st->hints |= HINT_KNOWN | (vf_hint_article_body(el) ? HINT_ARTICLE_BODY : 0) |
+                     (vf_hint_comment_thread(el) ? HINT_COMMENT : 0);
+    return st->hints;
+}
+
+static float class_weight(struct vf_node_stats *st, const vf_node *el)
+{
+    if (!(st->hints & HINT_WEIGHT)) {
+        st->weight = vf_hint_class_weight(el);
+        st->hints |= HINT_WEIGHT;
+    }
+    return st->weight;
 }
 
 static bool is_space(unsigned char c)
@@ -173,10 +195,10 @@ static void init_candidate(struct vf_node_stats *S, vf_node *el, int flags)
     case VF_T_TH: s = -5; break;
     default: break;
     }
-    if (vf_hint_article_body(el))
+    if (hints_of(st, el) & HINT_ARTICLE_BODY)
         s += 15;
     if (flags & WEIGH_CLASSES)
-        s += vf_hint_class_weight(el);
+        s += class_weight(st, el);
     st->score = s;
 }
 
@@ -192,23 +214,24 @@ static float link_density(const struct vf_node_stats *st)
     return st->text ? (float)st->link / (float)st->text : 0.0f;
 }
 
-static bool is_unlikely(const vf_node *el)
+static bool is_unlikely(struct vf_node_stats *st, const vf_node *el)
 {
     vf_tag_info t = vf_dom_tag(el);
     if (t.id == VF_T_BODY || t.id == VF_T_HTML || t.id == VF_T_A || t.id == VF_T_ARTICLE ||
         t.id == VF_T_MAIN || t.id == VF_T_TABLE || t.id == VF_T_TBODY || t.id == VF_T_TR ||
-        t.id == VF_T_TD || t.id == VF_T_TH || t.id == VF_T_P || vf_hint_article_body(el))
+        t.id == VF_T_TD || t.id == VF_T_TH || t.id == VF_T_P || (hints_of(st, el) & HINT_ARTICLE_BODY))
         return false;
     return vf_hint_unlikely(el);
 }
 
 /* Readers' comments are never the article, whichever attempt this is. */
-static bool is_comment_thread(const vf_node *el)
+static bool is_comment_thread(struct vf_node_stats *st, const vf_node *el)
 {
     vf_tag_info t = vf_dom_tag(el);
-    if (t.id == VF_T_BODY || t.id == VF_T_ARTICLE || t.id == VF_T_MAIN || vf_hint_article_body(el))
+    if (t.id == VF_T_BODY || t.id == VF_T_ARTICLE || t.id == VF_T_MAIN)
         return false;
-    return vf_hint_comment_thread(el);
+    uint8_t h = hints_of(st, el);
+    return !(h & HINT_ARTICLE_BODY) && (h & HINT_COMMENT);
 }
 
 /* One paragraph's vote: its container gets it whole, the next ancestor
@@ -237,7 +260,7 @@ static void score_all(struct vf_node_stats *S, vf_node *body, int flags)
             n = vf_dom_next(n, body, false);
             continue;
         }
-        if (n != body && (((flags & STRIP_UNLIKELY) && is_unlikely(n)) || is_comment_thread(n))) {
+        if (n != body && (((flags & STRIP_UNLIKELY) && is_unlikely(st, n)) || is_comment_thread(st, n))) {
             st->flags |= F_UNLIKELY;
             n = vf_dom_next(n, body, true);
             continue;
@@ -312,7 +335,7 @@ static bool should_clean(struct vf_node_stats *S, vf_node *el, int flags)
         return true;
     bool heading = (t.flags & VF_TAG_HEADING) != 0;
     if (heading)
-        return (flags & WEIGH_CLASSES) && (vf_hint_class_weight(el) < 0 || link_density(st) > 0.33f);
+        return (flags & WEIGH_CLASSES) && (class_weight(st, el) < 0 || link_density(st) > 0.33f);
     /* A short paragraph that is all link is a teaser for another page
      * ("READ MORE: ..."), not part of this one. */
     if (t.id == VF_T_P)
@@ -320,7 +343,7 @@ static bool should_clean(struct vf_node_stats *S, vf_node *el, int flags)
     if (!(t.id == VF_T_DIV || t.id == VF_T_SECTION || t.id == VF_T_UL || t.id == VF_T_OL ||
           t.id == VF_T_TABLE || t.id == VF_T_DL || is_custom(t) || t.id == VF_T_FIGURE))
         return false;
-    float weight = (flags & WEIGH_CLASSES) ? vf_hint_class_weight(el) : 0;
+    float weight = (flags & WEIGH_CLASSES) ? class_weight(st, el) : 0;
     float cscore = (st->flags & F_CANDIDATE) ? st->score : 0;
     if (weight + cscore < 0)
         return true;

@@ -37,13 +37,41 @@ static void scan_group(const unsigned char *hay, size_t n, const char *const *ne
     one = at0[hay[1]];
     const unsigned char *q = hay + 2, *end = hay + n;
     while (q < end) {
-        uint64_t cand;
-        do {
-            unsigned char c = *q++;
+        uint64_t cand = 0;
+        /* Two bytes a round while both are there: most rounds find nothing. */
+        while (q + 1 < end) {
+            unsigned char c = q[0], d = q[1];
+            uint64_t at_c = two & at2[c];
+            uint64_t two_c = one & at1[c];
+            uint64_t at_d = two_c & at2[d];
+            if (at_c | at_d) {
+                if (at_c) {
+                    cand = at_c; /* d is looked at again next round */
+                    two = two_c;
+                    one = at0[c];
+                    q += 1;
+                } else {
+                    cand = at_d;
+                    two = at0[c] & at1[d];
+                    one = at0[d];
+                    q += 2;
+                }
+                break;
+            }
+            two = at0[c] & at1[d];
+            one = at0[d];
+            q += 2;
+        }
+        if (!cand) {
+            if (q >= end)
+                return;
+            unsigned char c = *q++; /* the last byte */
             cand = two & at2[c];
             two = one & at1[c];
             one = at0[c];
-        } while (!cand && q < end);
+            if (!cand)
+                return;
+        }
         size_t p = (size_t)(q - hay) - 3; /* where the candidates start */
         while (cand) {
             unsigned i = (unsigned)__builtin_ctzll(cand);
