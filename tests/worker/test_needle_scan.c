@@ -57,6 +57,38 @@ Test(needle_scan, agrees_with_memmem_on_random_text)
     }
 }
 
+/* Long needles only (the scan skips ahead by the shortest one's length), on
+ * longer text: every needle planted at every alignment is still found, and
+ * near misses (a needle with its last byte changed) are not. */
+Test(needle_scan, long_needles_skip_ahead_and_miss_nothing)
+{
+    unsigned seed = 777;
+    for (int round = 0; round < 300; round++) {
+        size_t k = 1 + (size_t)rand_r(&seed) % 70;
+        char *needles[70];
+        for (size_t i = 0; i < k; i++)
+            needles[i] = random_word(&seed, 4 + (size_t)round % 8, 24);
+        size_t n = (size_t)rand_r(&seed) % 4000;
+        char *hay = malloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+            hay[i] = "abc<=\""[rand_r(&seed) % 6];
+        for (int p = 0; p < 6 && n > 0; p++) {
+            const char *w = needles[(size_t)rand_r(&seed) % k];
+            size_t len = strlen(w);
+            if (len <= n) {
+                size_t at = p == 0 ? n - len : p == 1 ? 0 : (size_t)rand_r(&seed) % (n - len + 1);
+                memcpy(hay + at, w, len);
+                if (p == 5)
+                    hay[at + len - 1] = 'z'; /* not in the alphabet: a near miss */
+            }
+        }
+        expect_memmem(hay, n, (const char *const *)needles, k);
+        free(hay);
+        for (size_t i = 0; i < k; i++)
+            free(needles[i]);
+    }
+}
+
 Test(needle_scan, edges)
 {
     static const char *const needles[] = { "abc", "abcd", "bcd", "cd", "", "xyzzy", "abcdefgh" };

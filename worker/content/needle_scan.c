@@ -1,13 +1,20 @@
-/* One pass, up to 64 needles at a time: a position is a candidate for the
- * needles whose first three bytes are the three bytes there, found by ANDing
- * three 64-bit masks indexed by those bytes; only candidates are compared in
- * full. On markup most positions have no candidate at all. */
+/* One pass, up to 64 needles at a time, skipping ahead Wu-Manber style on
+ * pairs of bytes: a position is a candidate for the needles whose first
+ * three bytes are the three bytes there, found by ANDing three 64-bit masks
+ * indexed by those bytes; only candidates are compared in full. On markup
+ * most windows are skipped and most checked positions have no candidate. */
 #include "worker/content/needle_scan.h"
 
 #include <stdint.h>
 #include <string.h>
 
 #define GROUP 64
+#define SHIFT_SLOTS 4096u
+
+static size_t pair_slot(unsigned char a, unsigned char b)
+{
+    return (((size_t)a << 5) ^ b) & (SHIFT_SLOTS - 1);
+}
 
 static void scan_group(const unsigned char *hay, size_t n, const char *const *needles, size_t k, bool *found)
 {
@@ -28,67 +35,51 @@ static void scan_group(const unsigned char *hay, size_t n, const char *const *ne
         at2[s[2]] |= 1ull << i;
         pending |= 1ull << i;
     }
-    if (!pending || n < 3)
+    if (!pending)
         return;
-    /* Each byte is read once: it completes the candidates of the position
-     * two back, extends those of the one before, and starts its own. A found
-     * needle leaves at0, so it is never a candidate again. */
-    uint64_t one = at0[hay[0]], two = one & at1[hay[1]];
-    one = at0[hay[1]];
-    const unsigned char *q = hay + 2, *end = hay + n;
-    while (q < end) {
-        uint64_t cand = 0;
-        /* Two bytes a round while both are there: most rounds find nothing. */
-        while (q + 1 < end) {
-            unsigned char c = q[0], d = q[1];
-            uint64_t at_c = two & at2[c];
-            uint64_t two_c = one & at1[c];
-            uint64_t at_d = two_c & at2[d];
-            if (at_c | at_d) {
-                if (at_c) {
-                    cand = at_c; /* d is looked at again next round */
-                    two = two_c;
-                    one = at0[c];
-                    q += 1;
-                } else {
-                    cand = at_d;
-                    two = at0[c] & at1[d];
-                    one = at0[d];
-                    q += 2;
-                }
-                break;
-            }
-            two = at0[c] & at1[d];
-            one = at0[d];
-            q += 2;
+    /* Wu-Manber: every pending needle is at least m bytes long, so a needle
+     * starting at p has its two bytes m-2, m-1 at the end of the window
+     * hay[p .. p+m-1]. shift[] says, for the last two bytes of a window
+     * (hashed), how far the window may move before such a pair could end it:
+     * most windows of markup move m-1 bytes at once, and only windows a
+     * needle could start are checked (three-byte filter, then in full). */
+    size_t m = SIZE_MAX;
+    for (size_t i = 0; i < k; i++)
+        if ((pending & (1ull << i)) && len[i] < m)
+            m = len[i];
+    if (n < m)
+        return;
+    uint8_t shift[SHIFT_SLOTS];
+    memset(shift, m - 1 < 255 ? (int)(m - 1) : 255, sizeof shift);
+    for (size_t i = 0; i < k; i++) {
+        if (!(pending & (1ull << i)))
+            continue;
+        const unsigned char *s = (const unsigned char *)needles[i];
+        for (size_t q = 1; q < m; q++) {
+            uint8_t *sh = &shift[pair_slot(s[q - 1], s[q])];
+            if (m - 1 - q < *sh)
+                *sh = (uint8_t)(m - 1 - q);
         }
-        if (!cand) {
-            if (q >= end)
-                return;
-            unsigned char c = *q++; /* the last byte */
-            cand = two & at2[c];
-            two = one & at1[c];
-            one = at0[c];
-            if (!cand)
-                return;
+    }
+    for (size_t pos = m - 1; pos < n;) {
+        uint8_t sh = shift[pair_slot(hay[pos - 1], hay[pos])];
+        if (sh) {
+            pos += sh;
+            continue;
         }
-        size_t p = (size_t)(q - hay) - 3; /* where the candidates start */
+        size_t p = pos - (m - 1);
+        uint64_t cand = at0[hay[p]] & at1[hay[p + 1]] & at2[hay[p + 2]] & pending;
         while (cand) {
             unsigned i = (unsigned)__builtin_ctzll(cand);
             cand &= cand - 1;
-            if (!(pending & (1ull << i)))
-                continue;
             if (len[i] <= n - p && memcmp(hay + p + 3, needles[i] + 3, len[i] - 3) == 0) {
                 found[i] = true;
                 pending &= ~(1ull << i);
-                const unsigned char *s = (const unsigned char *)needles[i];
-                at0[s[0]] &= ~(1ull << i);
-                one &= ~(1ull << i);
-                two &= ~(1ull << i);
                 if (!pending)
                     return;
             }
         }
+        pos++;
     }
 }
 
