@@ -38,6 +38,7 @@ static const struct {
     {"open_after_landlock", VF_HOOK_OPEN_AFTER_LANDLOCK},
     {"renice_group", VF_HOOK_RENICE_GROUP},
     {"renice_pid1", VF_HOOK_RENICE_PID1},
+    {"report_tls_ctx", VF_HOOK_REPORT_TLS_CTX},
 };
 
 bool vf_hook_parse(const char *name, vf_hook *out)

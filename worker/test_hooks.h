@@ -28,6 +28,7 @@ typedef enum {
     VF_HOOK_OPEN_AFTER_LANDLOCK,  /* open() between Landlock and seccomp; errno as detail */
     VF_HOOK_RENICE_GROUP,         /* setpriority() on its process group: must die by SIGSYS */
     VF_HOOK_RENICE_PID1,          /* setpriority() on pid 1: must die by SIGSYS */
+    VF_HOOK_REPORT_TLS_CTX,       /* fetch, answer with the TLS client contexts made and taken as detail */
 } vf_hook;
 
 /* VF_HOOK_NONE for NULL; false for a name this build does not know. */

@@ -20,6 +20,7 @@
 #include "worker/sandbox/confine.h"
 #include "worker/content/charset.h"
 #include "worker/content/extract.h"
+#include "worker/fetch/client_ctx.h"
 #include "worker/fetch/fetch.h"
 #include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
@@ -505,6 +506,11 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
     }
     if (hook == VF_HOOK_OPEN_AFTER_LANDLOCK)
         detail_override = hook_note;
+    if (hook == VF_HOOK_REPORT_TLS_CTX) {
+        vf_client_ctx_counts c = vf_client_ctx_counts_get();
+        snprintf(rnd, sizeof rnd, "made=%u taken=%u", c.made, c.taken);
+        detail_override = rnd;
+    }
 #endif
     result_frame frame;
     bool built = build_result(&job, &fr, detail_override, &frame, err, sizeof err);

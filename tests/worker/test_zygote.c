@@ -588,8 +588,8 @@ Test(zygote, start_refuses_bad_options_and_bad_ca)
 
 /* ---- TLS against the zygote's parsed CA -------------------------------- */
 
-static int tls_hop(const test_pki *server, const uint8_t *job_ca, size_t job_ca_len, bool preloaded,
-                   vf_result *res)
+static int tls_hop_hooked(const test_pki *server, const uint8_t *job_ca, size_t job_ca_len, bool preloaded,
+                          const char *hook, vf_result *res)
 {
     test_origin o;
     memset(&o, 0, sizeof o);
@@ -600,6 +600,7 @@ static int tls_hop(const test_pki *server, const uint8_t *job_ca, size_t job_ca_
     char url[128];
     snprintf(url, sizeof url, "https://localhost:%u/", o.port);
     vf_job job = basic_job(url);
+    job.test_hook = (char *)hook;
     int s = origin_connect(&o);
     int rc;
     if (preloaded) {
@@ -613,13 +614,19 @@ static int tls_hop(const test_pki *server, const uint8_t *job_ca, size_t job_ca_
     } else {
         job.ca_pem = (uint8_t *)job_ca;
         job.ca_pem_len = job_ca_len;
-        vf_worker_spec spec = { .path = hooks_worker() };
+        vf_worker_spec spec = { .path = hooks_worker(), .test_hook = hook };
         char detail[256];
         rc = vf_worker_run(&spec, &job, s, vf_now_ms() + 5000, res, detail, sizeof detail);
     }
     close(s);
     origin_stop(&o);
     return rc;
+}
+
+static int tls_hop(const test_pki *server, const uint8_t *job_ca, size_t job_ca_len, bool preloaded,
+                   vf_result *res)
+{
+    return tls_hop_hooked(server, job_ca, job_ca_len, preloaded, NULL, res);
 }
 
 Test(zygote, tls_verifies_against_the_preloaded_ca_only)
@@ -664,6 +671,35 @@ Test(zygote, tls_verifies_against_the_preloaded_ca_only)
     vf_zygote_stop();
     pki_destroy(&trusted);
     pki_destroy(&other);
+}
+
+/* The zygote builds the TLS client context before it forks; each worker's
+ * libcurl takes it instead of making its own (OpenSSL 3.0's SSL_CTX_new was
+ * 16% of a worker's TLS instructions). Counted inside the worker, from the
+ * zygote's preparation on: made=0 means the worker built no context at all. */
+Test(zygote, tls_workers_take_the_context_the_zygote_prepared)
+{
+    test_pki p;
+    pki_create(&p);
+    size_t ca_len;
+    uint8_t *ca = slurp(p.ca_pem, &ca_len);
+    start_zygote(hooks_worker(), ca, ca_len, 2);
+    for (int i = 0; i < 2; i++) { /* two workers: each has its own to take */
+        vf_result res;
+        cr_assert_eq(tls_hop_hooked(&p, NULL, 0, true, "report_tls_ctx", &res), 0);
+        cr_assert_null(res.transport_error, "%s", res.detail);
+        cr_assert_str_eq(res.detail, "made=0 taken=1");
+        vf_result_free(&res);
+    }
+    /* The broker's path (vf_worker_run, the bundle swapped for the preloaded one). */
+    vf_result res;
+    cr_assert_eq(tls_hop_hooked(&p, ca, ca_len, false, "report_tls_ctx", &res), 0);
+    cr_assert_null(res.transport_error, "%s", res.detail);
+    cr_assert_str_eq(res.detail, "made=0 taken=1");
+    vf_result_free(&res);
+    free(ca);
+    vf_zygote_stop();
+    pki_destroy(&p);
 }
 
 Test(zygote, preloaded_ca_request_without_one_is_refused)

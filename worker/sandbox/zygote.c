@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "worker/fetch/ca_store.h"
+#include "worker/fetch/client_ctx.h"
 #include "worker/sandbox/broker_userns.h"
 #include "worker/sandbox/heap_plug.h"
 #include "worker/sandbox/confine.h"
@@ -437,6 +438,7 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
     warm_tls_and_idn();
     vf_tls_rehearse(); /* OpenSSL's algorithm caches filled once, inherited by every worker */
     vf_worker_rehearse();
+    vf_client_ctx_prepare(); /* each worker's TLS connection starts from it (client_ctx.h) */
     size_t n_certs = 0;
     if (load_ca(&n_certs, err, errlen) != 0)
         return -1;
