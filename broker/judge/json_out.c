@@ -55,57 +55,94 @@ static void put(outbuf *b, const char *s, size_t n)
     }
 }
 
-/* A word in which some byte is below 0x20, '"' or '\\' (classic SWAR
- * "has byte less than / equal to" tests; false positives are impossible,
- * because each test is exact per byte when the high bit is clear, and
- * bytes with the high bit set are masked out). */
-static inline bool word_needs_escape(uint64_t w)
+/* The lanes of w (their high bits) holding a byte below 0x20, '"' or '\\'.
+ * Exact per lane: the high bits are kept out of the additions, so no carry
+ * crosses a lane, and bytes with the high bit set never count. */
+static inline uint64_t escape_lanes(uint64_t w)
 {
-    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80, low7 = ones * 0x7F;
+    uint64_t below20 = ~(((w & low7) + ones * 0x60) | w);
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t eq_q = ~(((q & low7) + low7) | q), eq_bs = ~(((bs & low7) + low7) | bs);
+    return (below20 | eq_q | eq_bs) & high;
+}
+
+/* Byte offset in the word of the first (lowest-addressed) lane set in m. */
+static inline size_t first_lane(uint64_t m)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (size_t)__builtin_clzll(m) >> 3;
+#else
+    return (size_t)__builtin_ctzll(m) >> 3;
+#endif
+}
+
+/* escape_lanes with the cheaper borrow tests: a borrow can only set lanes
+ * above a lane that is truly set, so the lowest set lane is exact (on a
+ * little-endian machine, the first byte), the others may not be. */
+static inline uint64_t first_escape_lanes(uint64_t w)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return escape_lanes(w);
+#else
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80;
     uint64_t lt20 = (w - ones * 0x20) & ~w;
     uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-    uint64_t eq_q = (q - ones) & ~q, eq_bs = (bs - ones) & ~bs;
-    return ((lt20 | eq_q | eq_bs) & high) != 0;
+    return (lt20 | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & high;
+#endif
+}
+
+/* Length of the run at p[0..len) that needs no escaping. */
+static inline size_t plain_run(const unsigned char *p, size_t len)
+{
+    size_t run = 0;
+    while (len - run >= 8) {
+        uint64_t w;
+        memcpy(&w, p + run, 8);
+        uint64_t m = first_escape_lanes(w);
+        if (m)
+            return run + first_lane(m);
+        run += 8;
+    }
+    while (run < len && p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
+        run++;
+    return run;
+}
+
+/* Writes the escape of one byte that needs it; returns its length (2 or 6). */
+static inline size_t escape_byte(char *o, unsigned char c)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    o[0] = '\\';
+    switch (c) {
+    case '"': o[1] = '"'; return 2;
+    case '\\': o[1] = '\\'; return 2;
+    case '\b': o[1] = 'b'; return 2;
+    case '\f': o[1] = 'f'; return 2;
+    case '\n': o[1] = 'n'; return 2;
+    case '\r': o[1] = 'r'; return 2;
+    case '\t': o[1] = 't'; return 2;
+    default:
+        memcpy(o + 1, "u00", 3);
+        o[4] = hex[c >> 4];
+        o[5] = hex[c & 15];
+        return 6;
+    }
 }
 
 size_t vf_json_escape(char *dst, const char *s, size_t len)
 {
-    static const char hex[] = "0123456789ABCDEF";
     const unsigned char *p = (const unsigned char *)s;
     char *o = dst;
     size_t i = 0;
     while (i < len) {
-        size_t run = i;
-        while (len - run >= 8) {
-            uint64_t w;
-            memcpy(&w, p + run, 8);
-            if (word_needs_escape(w))
-                break;
-            run += 8;
-        }
-        while (run < len && p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
-            run++;
-        memcpy(o, p + i, run - i);
-        o += run - i;
-        i = run;
+        size_t run = plain_run(p + i, len - i);
+        memcpy(o, p + i, run);
+        o += run;
+        i += run;
         if (i == len)
             break;
-        unsigned char c = p[i++];
-        *o++ = '\\';
-        switch (c) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\b': *o++ = 'b'; break;
-        case '\f': *o++ = 'f'; break;
-        case '\n': *o++ = 'n'; break;
-        case '\r': *o++ = 'r'; break;
-        case '\t': *o++ = 't'; break;
-        default:
-            memcpy(o, "u00", 3);
-            o[3] = hex[c >> 4];
-            o[4] = hex[c & 15];
-            o += 5;
-        }
+        o += escape_byte(o, p[i++]);
     }
     return (size_t)(o - dst);
 }
@@ -129,19 +166,21 @@ size_t vf_json_escaped_len(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t out = len, i = 0;
-    while (i < len) {
-        while (len - i >= 8) {
-            uint64_t w;
-            memcpy(&w, p + i, 8);
-            if (word_needs_escape(w))
-                break;
-            i += 8;
+    for (; len - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        for (uint64_t m = escape_lanes(w); m; m &= m - 1) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            size_t k = 7 - ((size_t)__builtin_ctzll(m) >> 3);
+#else
+            size_t k = (size_t)__builtin_ctzll(m) >> 3;
+#endif
+            out += escape_size(p[i + k]) - 1;
         }
-        size_t end = len - i >= 8 ? i + 8 : len;
-        for (; i < end; i++)
-            if (needs_escape(p[i]))
-                out += escape_size(p[i]) - 1;
     }
+    for (; i < len; i++)
+        if (needs_escape(p[i]))
+            out += escape_size(p[i]) - 1;
     return out;
 }
 
@@ -151,24 +190,15 @@ size_t vf_json_escape_some(char *dst, size_t room, const char *s, size_t len, si
     size_t i = 0, o = 0;
     while (i < len && o < room) {
         /* The longest plain run that fits, copied whole. */
-        size_t run = i, limit = i + (room - o < len - i ? room - o : len - i);
-        while (limit - run >= 8) {
-            uint64_t w;
-            memcpy(&w, p + run, 8);
-            if (word_needs_escape(w))
-                break;
-            run += 8;
-        }
-        while (run < limit && !needs_escape(p[run]))
-            run++;
-        memcpy(dst + o, p + i, run - i);
-        o += run - i;
-        i = run;
+        size_t run = plain_run(p + i, room - o < len - i ? room - o : len - i);
+        memcpy(dst + o, p + i, run);
+        o += run;
+        i += run;
         if (i == len || o == room || !needs_escape(p[i]))
             continue;
         if (room - o < escape_size(p[i]))
             break;
-        o += vf_json_escape(dst + o, s + i, 1);
+        o += escape_byte(dst + o, p[i]);
         i++;
     }
     *consumed = i;

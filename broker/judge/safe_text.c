@@ -51,16 +51,30 @@ bool vf_model_text_drops(unsigned cp)
            (cp >= 0x2066 && cp <= 0x2069);              /* isolates */
 }
 
-/* Whether the eight bytes at p are all printable ASCII (0x20..0x7E): no
- * high bit, none below 0x20 (the borrow trick, exact for "any" below 0x80)
- * and no DEL (a zero byte once 0x7F is xored away). */
+/* Lanes (high bit) of w whose byte equals c: exact per lane, no borrow
+ * crosses lanes because the high bits are added apart. */
+static inline uint64_t lanes_equal(uint64_t w, unsigned char c)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), low7 = ones * 0x7F;
+    uint64_t x = w ^ (ones * c);
+    return ~(((x & low7) + low7) | x) & (ones * 0x80);
+}
+
+/* Whether the eight bytes at p are all printable ASCII (0x20..0x7E), a line
+ * feed or a tab: what text keeps as it is. The usual word is printable and
+ * passes the cheap borrow test; a word holding a line break or a tab is
+ * then asked exactly, so a page's lines still go a word at a time. */
 static bool printable_word(const unsigned char *p)
 {
-    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80, low7 = ones * 0x7F;
     uint64_t w, del;
     memcpy(&w, p, 8);
     del = w ^ (ones * 0x7F);
-    return !((w & high) | ((w - ones * 0x20) & ~w & high) | ((del - ones) & ~del & high));
+    if (!((w & high) | ((w - ones * 0x20) & ~w & high) | ((del - ones) & ~del & high)))
+        return true;
+    uint64_t below20 = ~(((w & low7) + ones * 0x60) | w) & high;
+    uint64_t kept = lanes_equal(w, '\n') | lanes_equal(w, '\t');
+    return !((w & high) | (below20 & ~kept) | lanes_equal(w, 0x7F));
 }
 
 bool vf_model_text_is_clean(const char *in, size_t len)

@@ -204,6 +204,8 @@ oom:
     return NULL;
 }
 
+#define FIRST_WINDOW 1024u
+
 bool vf_fold_contains_window(const char *s, size_t len, const char *fneedle, size_t fn, size_t window,
                              bool *found)
 {
@@ -216,13 +218,19 @@ bool vf_fold_contains_window(const char *s, size_t len, const char *fneedle, siz
     }
     if (window < fn)
         window = fn;
+    /* Required text is usually near the top: the first windows are small
+     * and double up to `window`, so an early match does not fold 64 KiB.
+     * Where the windows end changes nothing found (see fold_step). */
+    size_t step = window < FIRST_WINDOW ? window : FIRST_WINDOW;
+    if (step < fn)
+        step = fn;
     folded f = { 0 };
     for (size_t i = 0; i < len && !*found;) {
-        if (!fold_step(&f, s, len, &i, window)) {
+        if (!fold_step(&f, s, len, &i, step)) {
             free(f.buf);
             return false;
         }
-        if (f.len < window && i < len)
+        if (f.len < step && i < len)
             continue;
         *found = memmem(f.buf, f.len, fneedle, fn) != NULL;
         /* A match starting in the last fn - 1 bytes may end in what follows. */
@@ -230,6 +238,8 @@ bool vf_fold_contains_window(const char *s, size_t len, const char *fneedle, siz
         memmove(f.buf, f.buf + f.len - keep, keep);
         f.dropped += f.len - keep;
         f.len = keep;
+        if (step < window)
+            step = window - step > step ? 2 * step : window;
     }
     free(f.buf);
     return true;
