@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/judge/text_simd.h"
+
 /* The broker never nests more than a few levels; a bound keeps the recursion
  * safe whatever a caller passes. */
 #define MAX_DEPTH 2048
@@ -96,6 +98,13 @@ static inline uint64_t first_escape_lanes(uint64_t w)
 static inline size_t plain_run(const unsigned char *p, size_t len)
 {
     size_t run = 0;
+#if VF_TEXT_SIMD
+    for (; len - run >= 16; run += 16) {
+        unsigned m = vf_simd_escape_mask(p + run);
+        if (m)
+            return run + (size_t)__builtin_ctz(m);
+    }
+#endif
     while (len - run >= 8) {
         uint64_t w;
         memcpy(&w, p + run, 8);
@@ -166,6 +175,11 @@ size_t vf_json_escaped_len(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t out = len, i = 0;
+#if VF_TEXT_SIMD
+    for (; len - i >= 16; i += 16)
+        for (unsigned m = vf_simd_escape_mask(p + i); m; m &= m - 1)
+            out += escape_size(p[i + (size_t)__builtin_ctz(m)]) - 1;
+#endif
     for (; len - i >= 8; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);

@@ -12,9 +12,10 @@
  * can match there, and their prefixes are registered with every
  * completion).
  *
- * In front of the filter sits an exact bitmap of the first two bytes of
- * every trigger: one 2-byte load and a bit test, no multiply, and prose
- * rarely holds a trigger's first two bytes. */
+ * In front of the filter sits an exact table of the first two bytes of
+ * every trigger, a byte per pair: a 2-byte load and a byte load per
+ * position, no multiply, and prose rarely holds a trigger's first two
+ * bytes (the table is 64 KiB, but a page touches few of its lines). */
 #ifndef VERIFETCH_REDACT_TRIGSET_H
 #define VERIFETCH_REDACT_TRIGSET_H
 
@@ -24,7 +25,7 @@
 #include <string.h>
 
 typedef struct {
-    uint64_t pairs[65536 / 64]; /* indexed by vf_trig_pair: first two bytes of a trigger */
+    uint8_t pairs[65536];       /* indexed by vf_trig_pair: 1 for the first two bytes of a trigger */
     uint64_t bits[65536 / 64];  /* indexed by vf_trig_hash */
     uint64_t bits2[65536 / 64]; /* indexed by vf_trig_hash2 */
 } vf_trigset;
@@ -63,7 +64,7 @@ static inline void vf_trigset_add(vf_trigset *s, unsigned char a, unsigned char 
 {
     unsigned char p[4] = {a, b, c, 0};
     unsigned h = vf_trig_hash(p), h2 = vf_trig_hash2(p), pr = vf_trig_pair(p);
-    s->pairs[pr >> 6] |= UINT64_C(1) << (pr & 63);
+    s->pairs[pr] = 1;
     s->bits[h >> 6] |= UINT64_C(1) << (h & 63);
     s->bits2[h2 >> 6] |= UINT64_C(1) << (h2 & 63);
 }
@@ -77,15 +78,16 @@ static inline void vf_trigset_add_pair(vf_trigset *s, unsigned char a, unsigned 
 
 static inline void vf_trigset_add_all(vf_trigset *s)
 {
-    memset(s->pairs, 0xFF, sizeof s->pairs);
+    memset(s->pairs, 1, sizeof s->pairs);
     memset(s->bits, 0xFF, sizeof s->bits);
     memset(s->bits2, 0xFF, sizeof s->bits2);
 }
 
 static inline void vf_trigset_union(vf_trigset *dst, const vf_trigset *src)
 {
-    for (size_t k = 0; k < sizeof dst->bits / sizeof dst->bits[0]; k++) {
+    for (size_t k = 0; k < sizeof dst->pairs; k++)
         dst->pairs[k] |= src->pairs[k];
+    for (size_t k = 0; k < sizeof dst->bits / sizeof dst->bits[0]; k++) {
         dst->bits[k] |= src->bits[k];
         dst->bits2[k] |= src->bits2[k];
     }
@@ -94,8 +96,7 @@ static inline void vf_trigset_union(vf_trigset *dst, const vf_trigset *src)
 /* Pair test: 0 or 1, an integer so four combine with one branch. */
 static inline unsigned vf_trigset_pair_test(const vf_trigset *s, const unsigned char *p)
 {
-    unsigned pr = vf_trig_pair(p);
-    return (unsigned)(s->pairs[pr >> 6] >> (pr & 63)) & 1u;
+    return s->pairs[vf_trig_pair(p)];
 }
 
 /* First-table test: 0 or 1, an integer so four combine with one branch. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/judge/text_simd.h"
+
 /* Decodes one UTF-8 sequence at s[0..n); returns its length (1 for an
  * invalid byte, with *cp = 0xFFFFFFFF). */
 static size_t decode(const unsigned char *s, size_t n, uint32_t *cp)
@@ -82,6 +84,12 @@ bool vf_model_text_is_clean(const char *in, size_t len)
     const unsigned char *s = (const unsigned char *)in;
     size_t i = 0;
     while (i < len) {
+#if VF_TEXT_SIMD
+        if (len - i >= 16 && !vf_simd_not_plain_text_mask(s + i)) {
+            i += 16;
+            continue;
+        }
+#endif
         if (len - i >= 8 && printable_word(s + i)) { /* the common case, a word at a time */
             i += 8;
             continue;

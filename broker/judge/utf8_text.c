@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/judge/text_simd.h"
+
 static const char replacement[3] = {(char)0xEF, (char)0xBF, (char)0xBD};
 
 /* Length of the well-formed sequence starting at s[0] (1..4), or 0 when it is
@@ -125,7 +127,11 @@ bool vf_utf8_is_clean(const char *in, size_t len)
     const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
     size_t i = 0;
     while (i < len) {
-        /* ASCII without NUL, eight bytes at a time. */
+        /* ASCII without NUL, sixteen or eight bytes at a time. */
+#if VF_TEXT_SIMD
+        while (len - i >= 16 && !vf_simd_not_ascii_or_nul_mask(s + i))
+            i += 16;
+#endif
         while (len - i >= 8) {
             uint64_t w;
             memcpy(&w, s + i, 8);
@@ -170,6 +176,10 @@ size_t vf_utf8_count(const char *s, size_t len)
         return 0;
     const uint64_t even = UINT64_C(0x00FF00FF00FF00FF);
     size_t cont = 0, i = 0;
+#if VF_TEXT_SIMD
+    cont = vf_simd_count_continuations(p, len / 16);
+    i = len / 16 * 16;
+#endif
     while (len - i >= 8) {
         uint64_t lanes = 0;
         for (int step = 0; step < 255 && len - i >= 8; step++, i += 8) {

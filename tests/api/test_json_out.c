@@ -1,6 +1,7 @@
 /* The broker's bulk JSON writer must write exactly what jansson's compact
  * dump writes, so clients cannot tell them apart. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,4 +125,31 @@ Test(json_out, stream_in_pieces_matches_jansson)
     stream_same_as_jansson(json_incref(doc), 1);           /* every string a hole */
     stream_same_as_jansson(doc, 1 << 30);                  /* none */
     free(s);
+}
+
+Test(json_out, random_mixes_match_jansson)
+{
+    /* Escapes and multi-byte characters at every offset of the 16- and
+     * 8-byte blocks, and in every tail. */
+    static const char *const pieces[] = { "a", "bcdefgh", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", " ",
+                                          "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80" };
+    uint32_t x = 2463534242u;
+    char s[160];
+    for (int round = 0; round < 3000; round++) {
+        size_t len = 0;
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        size_t want = x % 120;
+        while (len < want) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            const char *p = x % 4 ? pieces[x % 2] : pieces[x % (sizeof pieces / sizeof pieces[0])];
+            memcpy(s + len, p, strlen(p));
+            len += strlen(p);
+        }
+        size_t got = vf_json_escaped_len(s, len);
+        char *out = malloc(vf_json_escaped_max(len) + 1);
+        cr_assert_not_null(out);
+        cr_assert_eq(vf_json_escape(out, s, len), got, "round %d", round);
+        free(out);
+        same_as_jansson(json_pack("[s%]", s, len));
+    }
 }
