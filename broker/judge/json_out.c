@@ -145,12 +145,27 @@ size_t vf_json_escape(char *dst, const char *s, size_t len)
     char *o = dst;
     size_t i = 0;
     while (i < len) {
-        size_t run = plain_run(p + i, len - i);
-        memcpy(o, p + i, run);
+        size_t run;
+#if VF_TEXT_SIMD
+        /* dst's room (six bytes per input byte) covers a whole block. */
+        if (len - i >= 16) {
+            size_t k;
+            run = 0;
+            do
+                run += k = vf_simd_copy_plain(o + run, p + i + run);
+            while (k == 16 && len - i - run >= 16);
+        } else
+#endif
+        {
+            run = plain_run(p + i, len - i);
+            memcpy(o, p + i, run);
+        }
         o += run;
         i += run;
         if (i == len)
             break;
+        if (p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')
+            continue; /* a whole block was plain */
         o += escape_byte(o, p[i++]);
     }
     return (size_t)(o - dst);
@@ -204,8 +219,20 @@ size_t vf_json_escape_some(char *dst, size_t room, const char *s, size_t len, si
     size_t i = 0, o = 0;
     while (i < len && o < room) {
         /* The longest plain run that fits, copied whole. */
-        size_t run = plain_run(p + i, room - o < len - i ? room - o : len - i);
-        memcpy(dst + o, p + i, run);
+        size_t run;
+#if VF_TEXT_SIMD
+        if (len - i >= 16 && room - o >= 16) {
+            size_t k;
+            run = 0;
+            do
+                run += k = vf_simd_copy_plain(dst + o + run, p + i + run);
+            while (k == 16 && len - i - run >= 16 && room - o - run >= 16);
+        } else
+#endif
+        {
+            run = plain_run(p + i, room - o < len - i ? room - o : len - i);
+            memcpy(dst + o, p + i, run);
+        }
         o += run;
         i += run;
         if (i == len || o == room || !needs_escape(p[i]))

@@ -94,6 +94,15 @@ void vf_paginate(const char *text, size_t len, size_t start_index, size_t max_ch
         cut->begin = cut->end = len;
         return;
     }
+    /* The rest fits (the usual case): no second walk over it. begin starts
+     * code point start_index, so the rest holds total - start_index (text
+     * that opens with a stray continuation byte, never sanitised text,
+     * counts differently and takes the walk). */
+    if (!is_cont((unsigned char)text[0]) && cut->total_chars - start_index <= max_chars) {
+        cut->end = len;
+        cut->slice_chars = cut->total_chars - start_index;
+        return;
+    }
     size_t got;
     size_t end = byte_at(text, len, cut->begin, max_chars, &got);
     if (end >= len) {

@@ -17,14 +17,29 @@ static inline __m128i vf_simd_load(const unsigned char *p)
     return _mm_loadu_si128((const __m128i *)(const void *)p);
 }
 
-/* Bytes a JSON string must escape: below 0x20, '"' and '\\'. */
-static inline unsigned vf_simd_escape_mask(const unsigned char *p)
+/* Bytes of x a JSON string must escape: below 0x20, '"' and '\\'. */
+static inline unsigned vf_simd_escape_mask_of(__m128i x)
 {
-    __m128i x = vf_simd_load(p);
     __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
     __m128i q = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
     __m128i bs = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
     return (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(q, bs)));
+}
+
+static inline unsigned vf_simd_escape_mask(const unsigned char *p)
+{
+    return vf_simd_escape_mask_of(vf_simd_load(p));
+}
+
+/* Copies the sixteen bytes at p to dst (which has room for them) and
+ * returns how many lead the first byte to escape: 16 when none does. One
+ * pass reads, checks and writes a run, with no copy call per run. */
+static inline size_t vf_simd_copy_plain(char *dst, const unsigned char *p)
+{
+    __m128i x = vf_simd_load(p);
+    unsigned m = vf_simd_escape_mask_of(x);
+    _mm_storeu_si128((__m128i *)(void *)dst, x);
+    return m ? (size_t)__builtin_ctz(m) : 16;
 }
 
 /* Bytes that are not ASCII or are NUL: where UTF-8 checking must look. */
