@@ -20,6 +20,8 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "broker/judge/text_simd.h"
+
 utf8proc_int32_t vf_fold_punct(utf8proc_int32_t cp, void *data)
 {
     (void)data;
@@ -147,6 +149,30 @@ static bool ascii_alone(const unsigned char *s, size_t len, size_t i)
     return s[i] && s[i] < 0x80 && (i + 1 == len || (s[i + 1] < 0x80 && ascii_fold[s[i + 1]]));
 }
 
+#if VF_TEXT_SIMD
+/* The common stretch of prose, sixteen bytes at a time: printable ASCII
+ * followed by a byte that lets the last one stand alone (ascii_alone), no
+ * leading space and no two spaces together. Then folding is lower-casing,
+ * and each space (between two kept bytes) is written as it stands. Writes
+ * the folded block to dst (room for 16) and returns the input bytes it
+ * covers: 16, or 15 when the block ends in a space (left for the next step,
+ * which decides whether it is written), or 0 when the block does not
+ * qualify (nothing written). */
+static size_t fold_block(const unsigned char *p, char *dst)
+{
+    __m128i x = vf_simd_load(p);
+    __m128i odd = _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7F)));
+    if (_mm_movemask_epi8(odd) || p[16] >= 0x80 || !ascii_fold[p[16]])
+        return 0;
+    unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+    if ((sp & 1u) || (sp & (sp >> 1)))
+        return 0;
+    __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+    _mm_storeu_si128((__m128i *)(void *)dst, _mm_add_epi8(x, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+    return (sp & 0x8000u) ? 15 : 16;
+}
+#endif
+
 /* Folds s[*i..) onward by at most about `chunk` input bytes (a stretch
  * utf8proc must see whole may be longer), appending to f. The stretches are
  * the same whatever the chunk: a chunk ends only inside an ASCII run. */
@@ -160,16 +186,39 @@ static bool fold_step(folded *f, const char *s, size_t len, size_t *at, size_t c
     char *out = f->buf;
     size_t o = f->len;
     bool pending = f->pending_space;
-    for (; i < limit && ascii_alone(u, len, i); i++) {
-        unsigned char ch = ascii_fold[u[i]];
-        if (ch == ' ') {
-            pending = o + f->dropped > 0;
-        } else if (ch) {
-            if (pending)
-                out[o++] = ' ';
-            pending = false;
-            out[o++] = (char)ch;
+    while (i < limit) {
+        size_t span = limit - i;
+#if VF_TEXT_SIMD
+        if (span >= 16 && len - i >= 17) {
+            /* Room: the output so far plus a pending space is at most what
+             * was consumed plus one, and 16 more input bytes remain. */
+            size_t n = fold_block(u + i, out + o + pending);
+            if (n) {
+                if (pending)
+                    out[o++] = ' ';
+                pending = false;
+                o += n;
+                i += n;
+                continue;
+            }
+            /* A leading space: one byte by hand, then blocks again. */
+            span = u[i] == ' ' ? 1 : 16;
         }
+#endif
+        size_t stop = i + span;
+        for (; i < stop && ascii_alone(u, len, i); i++) {
+            unsigned char ch = ascii_fold[u[i]];
+            if (ch == ' ') {
+                pending = o + f->dropped > 0;
+            } else if (ch) {
+                if (pending)
+                    out[o++] = ' ';
+                pending = false;
+                out[o++] = (char)ch;
+            }
+        }
+        if (i < stop)
+            break;
     }
     f->len = o;
     f->pending_space = pending;

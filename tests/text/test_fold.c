@@ -222,3 +222,31 @@ Test(fold, windowed_search_finds_what_the_whole_text_search_finds)
     same_search("", 0, "", 0);
     same_search("", 0, "a", 1);
 }
+
+/* Prose-like text: long printable runs with single and double spaces, case,
+ * punctuation, line breaks, tabs, controls and now and then a character
+ * that composes or lumps, so the 16-byte blocks (and every way they are
+ * turned down) meet every alignment. */
+Test(fold, long_prose_folds_as_before)
+{
+    static const char *const bits[] = { " ", "  ", "\t", "\n", ".", "A", "Z", "@", "[", "`", "{", "~",
+                                        "\x7f", "\x01", "e\xcc\x81", "\xc3\x89", "\xe2\x80\x99", ">\xcc\xb8" };
+    uint32_t x = 362436069u;
+    char buf[600];
+    for (int round = 0; round < 4000; round++) {
+        size_t o = 0;
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        size_t want = 17 + x % 500;
+        while (o + 8 < want) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            if (x % 5) {
+                buf[o++] = (char)((x >> 8) % 2 ? 'a' + (x >> 9) % 26 : 'A' + (x >> 9) % 26);
+            } else {
+                const char *b = bits[(x >> 8) % ((x >> 16) % 4 ? 2 : sizeof bits / sizeof bits[0])];
+                memcpy(buf + o, b, strlen(b));
+                o += strlen(b);
+            }
+        }
+        same(buf, o);
+    }
+}
