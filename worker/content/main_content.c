@@ -15,9 +15,10 @@ struct vf_node_stats {
     uint32_t phr_commas;
     uint16_t p, img, li, input;
     float score;
-    float weight;       /* class/id weight, once HINT_WEIGHT is set */
     uint8_t flags;
     uint8_t hints;      /* HINT_*: the element's class/id hints, read once per pick */
+    int8_t weight;      /* class/id weight, once HINT_WEIGHT is set (multiples of 25: the
+                         * stats stay 36 bytes, one per element of the page) */
 };
 
 enum { F_CANDIDATE = 1, F_UNLIKELY = 2, F_CLEANED = 4, F_HAS_BLOCK = 8 };
@@ -52,11 +53,14 @@ static uint8_t hints_of(struct vf_node_stats *st, const vf_node *el)
 
 static float class_weight(struct vf_node_stats *st, const vf_node *el)
 {
-    if (!(st->hints & HINT_WEIGHT)) {
-        st->weight = vf_hint_class_weight(el);
+    if (st->hints & HINT_WEIGHT)
+        return st->weight;
+    float w = vf_hint_class_weight(el);
+    if (w >= -128 && w <= 127 && w == (float)(int8_t)w) { /* kept only when exact */
+        st->weight = (int8_t)w;
         st->hints |= HINT_WEIGHT;
     }
-    return st->weight;
+    return w;
 }
 
 static bool is_space(unsigned char c)
