@@ -221,6 +221,14 @@ typedef struct {
     unsigned insitu_lookups;
 } bench_memory_report;
 
+/* Wall-clock medians of a few batches, taken before the run (bench_kernel_cost.c). */
+typedef struct {
+    double syscall_us;        /* getppid() */
+    double page_fault_us;     /* first write to a fresh anonymous page */
+    double fork_exit_wait_ms; /* of the bench process itself */
+} bench_kernel_cost;
+void bench_kernel_cost_measure(bench_kernel_cost *k);
+
 typedef struct {
     const char *body_type;       /* "text/html" or "text/plain" */
     const char *ca_kind;         /* "throwaway CA" or "system bundle + throwaway CA" */
@@ -231,6 +239,7 @@ typedef struct {
     double foreign_cpu_s;        /* CPU time the machine spent on processes not in the benchmark */
     double machine_cpu_s;        /* wall time x CPUs: what there was */
     unsigned rounds;
+    bench_kernel_cost kernel;
 } bench_run_info;
 
 /* A run is comparable when other processes took at most this share of the machine. */

@@ -356,6 +356,8 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_ALL);
     if (bench_floor_setup() != 0)
         return 1;
+    bench_kernel_cost kernel;
+    bench_kernel_cost_measure(&kernel);
     double t_start = bench_now_ms();
     double load_before = bench_loadavg();
     double busy_before = bench_machine_busy_ms();
@@ -407,7 +409,7 @@ int main(int argc, char **argv)
                             .total_s = (bench_now_ms() - t_start) / 1e3,
                             .nproc = (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
                             .load_before = load_before, .load_after = bench_loadavg(),
-                            .foreign_cpu_s = foreign_ms / 1e3, .rounds = o.rounds };
+                            .foreign_cpu_s = foreign_ms / 1e3, .rounds = o.rounds, .kernel = kernel };
     info.machine_cpu_s = info.total_s * info.nproc;
     bench_print_report(stdout, &info, rows, n_rows, &mem);
     int json_rc = bench_write_json(o.json, &info, rows, n_rows, &mem);
