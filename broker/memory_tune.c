@@ -7,20 +7,34 @@
 /* A response this large (a page of text and its copies) is worth a trim. */
 #define LARGE_RESPONSE (256u * 1024u)
 
+/* Below this a buffer comes from the heap and is reused by the next lookup;
+ * above it (8 MiB pages) it is mapped for itself and unmapped on free. */
+#define HEAP_BUFFER_MAX (4u << 20)
+
+/* What an idle trim leaves at the top of the heap: about one 1 MiB page's
+ * buffers, so a caller asking one page after another does not fault them in
+ * again after every answer. */
+#define KEEP_AFTER_TRIM (4u << 20)
+
 static atomic_bool trim_due;
 
 void vf_memory_tune_startup(void)
 {
-    /* Lookups run one thread per connection; without a cap glibc gives up to
-     * 8 arenas per CPU, each keeping its own free pages. */
-    mallopt(M_ARENA_MAX, 4);
+    /* One arena: glibc's malloc_trim gives back the top of the main heap
+     * only, so free memory at the top of a thread arena would stay with the
+     * broker for good once large buffers come from the heap. Small
+     * allocations go through each thread's cache and seldom take its lock. */
+    mallopt(M_ARENA_MAX, 1);
     /* A fixed threshold stops glibc raising it to the largest block ever
-     * freed (up to 32 MiB): page-sized buffers then come from mmap and go
-     * back to the kernel on free, so the peak is what is live, not what the
-     * arenas fragmented into. The price is faulting fresh pages on every
-     * copy: 1 MiB malloc+memcpy took 3.5-4.7 ms CPU fresh vs 3.1-3.2 ms
-     * reused, on a loaded machine (a scratch measurement, see README). */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+     * freed (up to 32 MiB), so an 8 MiB page's buffers stay mapped for
+     * themselves and the peak is what is live. Buffers of a 1 MiB page come
+     * from the heap and are reused: fresh mapped pages cost a fault each on
+     * every copy (~11 us a page on a paravirtualised guest), which was two
+     * thirds of the broker's CPU per 1 MiB lookup there. */
+    mallopt(M_MMAP_THRESHOLD, HEAP_BUFFER_MAX);
+    /* free() would otherwise hand the heap's top back after every large
+     * lookup; the idle trim below does it once the burst is over. */
+    mallopt(M_TRIM_THRESHOLD, 8 * HEAP_BUFFER_MAX);
 }
 
 void vf_memory_note_response(size_t bytes)
@@ -32,5 +46,5 @@ void vf_memory_note_response(size_t bytes)
 void vf_memory_idle(void)
 {
     if (atomic_exchange(&trim_due, false))
-        malloc_trim(0);
+        malloc_trim(KEEP_AFTER_TRIM);
 }

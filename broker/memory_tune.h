@@ -7,15 +7,15 @@
 
 #include <stddef.h>
 
-/* Once, before any thread starts: fewer arenas, large buffers always mapped
- * (and so unmapped on free). */
+/* Once, before any thread starts: one arena, buffers of an 8 MiB page mapped
+ * for themselves (and so unmapped on free), smaller ones reused from the heap. */
 void vf_memory_tune_startup(void);
 
 /* A response of this many bytes was built; large ones mark the heap for a trim. */
 void vf_memory_note_response(size_t bytes);
 
-/* The last request in flight has finished: hand free heap pages back if a
- * large response was built since the last trim. */
+/* The last request in flight has finished: hand free heap pages back, all
+ * but a few MiB at the top, if a large response was built since the last trim. */
 void vf_memory_idle(void);
 
 #endif
