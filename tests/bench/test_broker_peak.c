@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker_test_env.h"
 #include "proc_inspect.h"
 
 #define PAGE_BYTES (8u << 20)
@@ -37,16 +38,6 @@ static void stop_all(void)
 
 TestSuite(broker_peak, .fini = stop_all, .timeout = 300);
 
-static void path_in_build(char *out, const char *rel)
-{
-    const char *root = getenv("VERIFETCH_BUILD_ROOT");
-    bench_path(out, "%s/%s", root && *root ? root : "build", rel);
-    char *abs = realpath(out, NULL);
-    cr_assert_not_null(abs, "%s: not found (VERIFETCH_BUILD_ROOT?)", out);
-    bench_path(out, "%s", abs);
-    free(abs);
-}
-
 /* The broker's stderr (its workers' too) holds no sanitizer report. */
 static void assert_no_sanitizer_report(const char *log_path)
 {
@@ -60,17 +51,7 @@ static void assert_no_sanitizer_report(const char *log_path)
 
 Test(broker_peak, sixteen_concurrent_8mib_pages_stay_within_the_bound)
 {
-    char broker[BENCH_PATH_MAX], worker[BENCH_PATH_MAX], origin[BENCH_PATH_MAX];
-    path_in_build(broker, "broker/verifetchd");
-    path_in_build(worker, "worker/verifetch-worker");
-    path_in_build(origin, "tests/bench/verifetch-bench-origin");
-    signal(SIGPIPE, SIG_IGN);
-    curl_global_init(CURL_GLOBAL_ALL);
-    snprintf(env.tmpdir, sizeof env.tmpdir, "/tmp/vf-broker-peak.XXXXXX");
-    cr_assert_not_null(mkdtemp(env.tmpdir));
-    cr_assert_eq(bench_env_make_certs(&env), 0, "needs the openssl CLI");
-    cr_assert_eq(bench_env_start_origin(&env, origin), 0);
-    cr_assert_eq(bench_env_start_broker(&env, broker, worker, env.ca_pem), 0, "see %s", env.broker_log);
+    broker_test_env_start(&env, "/tmp/vf-broker-peak.XXXXXX");
 
     bench_target t = { .body_bytes = PAGE_BYTES, .min_text_chars = PAGE_BYTES / 2,
                        .socket_path = env.socket_path, .curl_path = "/usr/bin/curl" };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker_test_env.h"
 #include "proc_inspect.h"
 
 #define PAGE_BYTES (1u << 20)
@@ -34,16 +35,6 @@ static void stop_all(void)
 }
 
 TestSuite(broker_reuse, .fini = stop_all, .timeout = 300);
-
-static void path_in_build(char *out, const char *rel)
-{
-    const char *root = getenv("VERIFETCH_BUILD_ROOT");
-    bench_path(out, "%s/%s", root && *root ? root : "build", rel);
-    char *abs = realpath(out, NULL);
-    cr_assert_not_null(abs, "%s: not found (VERIFETCH_BUILD_ROOT?)", out);
-    bench_path(out, "%s", abs);
-    free(abs);
-}
 
 /* Minor page faults of pid, field 10 of /proc/PID/stat. */
 static long minor_faults(pid_t pid)
@@ -73,17 +64,7 @@ Test(broker_reuse, one_page_after_another_reuses_the_buffers_and_a_burst_gives_t
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("AddressSanitizer's allocator is not glibc's: its faults and RSS say nothing of the broker's");
 #endif
-    char broker[BENCH_PATH_MAX], worker[BENCH_PATH_MAX], origin[BENCH_PATH_MAX];
-    path_in_build(broker, "broker/verifetchd");
-    path_in_build(worker, "worker/verifetch-worker");
-    path_in_build(origin, "tests/bench/verifetch-bench-origin");
-    signal(SIGPIPE, SIG_IGN);
-    curl_global_init(CURL_GLOBAL_ALL);
-    snprintf(env.tmpdir, sizeof env.tmpdir, "/tmp/vf-broker-reuse.XXXXXX");
-    cr_assert_not_null(mkdtemp(env.tmpdir));
-    cr_assert_eq(bench_env_make_certs(&env), 0, "needs the openssl CLI");
-    cr_assert_eq(bench_env_start_origin(&env, origin), 0);
-    cr_assert_eq(bench_env_start_broker(&env, broker, worker, env.ca_pem), 0, "see %s", env.broker_log);
+    broker_test_env_start(&env, "/tmp/vf-broker-reuse.XXXXXX");
 
     bench_target t = { .body_bytes = PAGE_BYTES, .min_text_chars = PAGE_BYTES / 2,
                        .socket_path = env.socket_path, .curl_path = "/usr/bin/curl" };
