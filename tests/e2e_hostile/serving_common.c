@@ -55,6 +55,15 @@ size_t sv_count_in_log(const hx_broker *broker, const char *needle)
     return n;
 }
 
+size_t sv_await_in_log(const hx_broker *broker, const char *needle, double wait_ms)
+{
+    double until = hx_now_ms() + wait_ms;
+    size_t n;
+    while ((n = sv_count_in_log(broker, needle)) == 0 && hx_now_ms() < until)
+        usleep(20 * 1000);
+    return n;
+}
+
 int sv_send_lookup(const hx_broker *broker, const char *url)
 {
     char body[512], req[1024];

@@ -27,5 +27,8 @@ int sv_connect(const hx_broker *broker);
 int sv_send_lookup(const hx_broker *broker, const char *url);
 /* How many times needle occurs in the broker's log so far. */
 size_t sv_count_in_log(const hx_broker *broker, const char *needle);
+/* The same, after waiting up to wait_ms for a first occurrence: for lines
+ * the broker writes after the event a test saw (a close, an answer). */
+size_t sv_await_in_log(const hx_broker *broker, const char *needle, double wait_ms);
 
 #endif
