@@ -5,6 +5,7 @@
 #ifndef VERIFETCH_MEMORY_TUNE_H
 #define VERIFETCH_MEMORY_TUNE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Once, before any thread starts: one arena, buffers of an 8 MiB page mapped
@@ -14,8 +15,13 @@ void vf_memory_tune_startup(void);
 /* A response of this many bytes was built; large ones mark the heap for a trim. */
 void vf_memory_note_response(size_t bytes);
 
-/* The last request in flight has finished: hand free heap pages back, all
- * but a few MiB at the top, if a large response was built since the last trim. */
-void vf_memory_idle(void);
+/* A request has been answered (any thread). */
+void vf_memory_request_done(void);
+
+/* Called about every 100 ms from one thread, saying whether any request is
+ * being answered: once none has been for a second, hand free heap pages back
+ * (all but a few MiB at the top) if a large response was built since the
+ * last trim. Not sooner, so a caller asking page after page keeps its pages. */
+void vf_memory_tick(bool none_in_flight);
 
 #endif

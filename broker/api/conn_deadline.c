@@ -16,7 +16,8 @@ struct vf_conn_deadlines {
     bool stopping;
     vf_conn *head;          /* every open connection */
     unsigned head_s, body_s;
-    void (*tick)(void);
+    void (*tick)(void *);
+    void *tick_arg;
 };
 
 static void set_deadline(vf_conn_deadlines *d, vf_conn *c, unsigned seconds, const char *phase)
@@ -115,14 +116,14 @@ static void *watch(void *arg)
             vf_request_log(stderr, "", "request_timeout", why);
         }
         if (d->tick)
-            d->tick();
+            d->tick(d->tick_arg);
         pthread_mutex_lock(&d->lock);
     }
     pthread_mutex_unlock(&d->lock);
     return NULL;
 }
 
-vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, void (*tick)(void))
+vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, void (*tick)(void *), void *tick_arg)
 {
     vf_conn_deadlines *d = calloc(1, sizeof *d);
     if (!d)
@@ -132,6 +133,7 @@ vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, voi
     d->head_s = head_s;
     d->body_s = body_s;
     d->tick = tick;
+    d->tick_arg = tick_arg;
     if (pthread_create(&d->thread, NULL, watch, d) != 0) {
         pthread_cond_destroy(&d->wake);
         pthread_mutex_destroy(&d->lock);

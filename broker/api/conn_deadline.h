@@ -26,8 +26,8 @@ typedef struct vf_conn {
     uid_t uid;
 } vf_conn;
 
-/* tick (may be NULL) runs on the thread about every VF_CONN_TICK_MS. */
-vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, void (*tick)(void));
+/* tick(tick_arg) (tick may be NULL) runs on the thread about every VF_CONN_TICK_MS. */
+vf_conn_deadlines *vf_conn_deadlines_start(unsigned head_s, unsigned body_s, void (*tick)(void *), void *tick_arg);
 void vf_conn_deadlines_stop(vf_conn_deadlines *d);
 
 /* A new connection on fd: its head is due in head_s.

@@ -98,11 +98,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!ctx)
         return;
     vf_conn_answered(ctx->server->deadlines, ctx->conn);   /* keep-alive: the next head is due */
-    bool last = atomic_fetch_sub(&ctx->server->in_flight, 1) == 1;
+    vf_memory_request_done();
+    atomic_fetch_sub(&ctx->server->in_flight, 1);
     vf_route_release(ctx);
     *con_cls = NULL;
-    if (last)
-        vf_memory_idle(); /* the heap may shrink back after a burst */
 }
 
 /* Rate-limited with every other refusal (vf_request_log). */
@@ -196,9 +195,11 @@ static void free_server(vf_server *s)
 }
 
 /* Every VF_CONN_TICK_MS on the deadline thread. */
-static void housekeeping(void)
+static void housekeeping(void *arg)
 {
+    vf_server *s = arg;
     vf_log_summaries(stderr, false);
+    vf_memory_tick(atomic_load(&s->in_flight) == 0); /* the heap may shrink back once quiet */
 }
 
 static vf_server *new_server(vf_broker_holder *holder, const vf_server_options *o)
@@ -213,7 +214,7 @@ static vf_server *new_server(vf_broker_holder *holder, const vf_server_options *
     s->admission = vf_admission_new(o->worker_slots);
     s->hangups = vf_hangup_watch_start();
     s->peers = vf_peer_counts_new(o->per_peer_connections);
-    s->deadlines = vf_conn_deadlines_start(VF_SERVER_HEAD_TIMEOUT_S, VF_SERVER_BODY_TIMEOUT_S, housekeeping);
+    s->deadlines = vf_conn_deadlines_start(VF_SERVER_HEAD_TIMEOUT_S, VF_SERVER_BODY_TIMEOUT_S, housekeeping, s);
     if (!s->admission || !s->hangups || !s->peers || !s->deadlines) {
         free_server(s);
         return NULL;

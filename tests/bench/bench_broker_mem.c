@@ -91,7 +91,7 @@ static int one_round(build_under_test *b, unsigned round, bench_env *e, const be
     double t0 = bench_now_ms();
     while (pi_status_kib(e->broker_pid, "Threads") > start_threads && bench_now_ms() - t0 < 60000)
         bench_sleep_ms(100);
-    bench_sleep_ms(500);
+    bench_sleep_ms(1500); /* the broker trims its heap after a quiet second */
     b->idle_kib[round] = pi_status_kib(e->broker_pid, "VmRSS");
     fprintf(stderr, "broker-mem: round %u %-28s peak %7ld KiB  idle %6ld KiB  (%u ok, %u failed, median %.0f ms)%s%s\n",
             round + 1, b->dir, b->peak_kib[round], b->idle_kib[round], st.done, st.failed, st.median_ms,

@@ -249,12 +249,13 @@ static int run_large_and_idle(const options *o, const bench_env *e, bench_memory
     if (m->c16_8m.first_error[0])
         fprintf(stderr, "bench:   first error: %s\n", m->c16_8m.first_error);
     /* Idle means every connection thread is gone again (a lookup the client
-     * gave up on still runs to its deadline); then a moment to settle. */
+     * gave up on still runs to its deadline); then the quiet second the
+     * broker waits before its heap trim, and a moment more. */
     double t0 = bench_now_ms();
     while (pi_status_kib(e->broker_pid, "Threads") > m->broker_start_threads && bench_now_ms() - t0 < 60000)
         bench_sleep_ms(100);
     m->broker_idle_wait_ms = bench_now_ms() - t0;
-    bench_sleep_ms(500);
+    bench_sleep_ms(1500);
     m->broker_idle_rss_kib = pi_status_kib(e->broker_pid, "VmRSS");
     fprintf(stderr, "bench: broker VmRSS once idle after the load: %ld KiB (start %ld; idle after %.1f s)\n",
             m->broker_idle_rss_kib, m->broker_start_rss_kib, m->broker_idle_wait_ms / 1e3);
