@@ -4,7 +4,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
+
+#include "ipc/ipc_frame.h"
 
 /* A response this large (a page of text and its copies) is worth a trim. */
 #define LARGE_RESPONSE (256u * 1024u)
@@ -18,21 +19,13 @@
  * again after every answer. */
 #define KEEP_AFTER_TRIM (4u << 20)
 
-/* How long the broker must have answered nothing before the trim. glibc's
- * malloc_trim also hands back the pages of every free chunk inside the heap,
- * not only its top: trimming after each answer made a caller asking one
- * 1 MiB page after another fault ~230 pages in again every time. */
-#define QUIET_BEFORE_TRIM_MS 1000
+/* Why the trim waits for a quiet spell (VF_MEMORY_QUIET_BEFORE_TRIM_MS):
+ * glibc's malloc_trim also hands back the pages of every free chunk inside
+ * the heap, not only its top, so trimming after each answer made a caller
+ * asking one 1 MiB page after another fault ~230 pages in again every time. */
 
 static atomic_bool trim_due;
 static _Atomic int64_t last_done_ms;
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void vf_memory_tune_startup(void)
 {
@@ -61,14 +54,14 @@ void vf_memory_note_response(size_t bytes)
 
 void vf_memory_request_done(void)
 {
-    atomic_store_explicit(&last_done_ms, monotonic_ms(), memory_order_relaxed);
+    atomic_store_explicit(&last_done_ms, vf_now_ms(), memory_order_relaxed);
 }
 
 void vf_memory_tick(bool none_in_flight)
 {
     if (!none_in_flight || !atomic_load(&trim_due))
         return;
-    if (monotonic_ms() - atomic_load_explicit(&last_done_ms, memory_order_relaxed) < QUIET_BEFORE_TRIM_MS)
+    if (vf_now_ms() - atomic_load_explicit(&last_done_ms, memory_order_relaxed) < VF_MEMORY_QUIET_BEFORE_TRIM_MS)
         return;
     if (atomic_exchange(&trim_due, false))
         malloc_trim(KEEP_AFTER_TRIM);

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* How long the broker must have answered nothing before its heap trim. */
+#define VF_MEMORY_QUIET_BEFORE_TRIM_MS 1000
+
 /* Once, before any thread starts: one arena, buffers of an 8 MiB page mapped
  * for themselves (and so unmapped on free), smaller ones reused from the heap. */
 void vf_memory_tune_startup(void);
@@ -19,9 +22,10 @@ void vf_memory_note_response(size_t bytes);
 void vf_memory_request_done(void);
 
 /* Called about every 100 ms from one thread, saying whether any request is
- * being answered: once none has been for a second, hand free heap pages back
- * (all but a few MiB at the top) if a large response was built since the
- * last trim. Not sooner, so a caller asking page after page keeps its pages. */
+ * being answered: once none has been for VF_MEMORY_QUIET_BEFORE_TRIM_MS,
+ * hand free heap pages back (all but a few MiB at the top) if a large
+ * response was built since the last trim. Not sooner, so a caller asking
+ * page after page keeps its pages. */
 void vf_memory_tick(bool none_in_flight);
 
 #endif

@@ -12,7 +12,6 @@
 
 #define BLOCKS 24
 #define BLOCK_BYTES (512u * 1024u)   /* below the mmap threshold: from the heap */
-#define QUIET_MS 1000                /* QUIET_BEFORE_TRIM_MS */
 
 static long resident_kib(void)
 {
@@ -56,7 +55,7 @@ static long start_with_twelve_free_mib(void **pin)
 
 static void sleep_past_quiet(void)
 {
-    usleep((QUIET_MS + 150) * 1000);
+    usleep((VF_MEMORY_QUIET_BEFORE_TRIM_MS + 150) * 1000);
 }
 
 Test(memory_tune, the_heap_goes_back_only_after_a_large_answer_and_a_quiet_second)
