@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -39,6 +40,9 @@ static const struct {
     {"renice_group", VF_HOOK_RENICE_GROUP},
     {"renice_pid1", VF_HOOK_RENICE_PID1},
     {"report_tls_ctx", VF_HOOK_REPORT_TLS_CTX},
+    {"madvise_dontneed", VF_HOOK_MADVISE_DONTNEED},
+    {"madvise_mergeable", VF_HOOK_MADVISE_MERGEABLE},
+    {"madvise_hugepage", VF_HOOK_MADVISE_HUGEPAGE},
 };
 
 bool vf_hook_parse(const char *name, vf_hook *out)
@@ -143,6 +147,20 @@ void vf_hook_after_confine(vf_hook hook)
     case VF_HOOK_RENICE_PID1:
         (void)setpriority(PRIO_PROCESS, 1, 19);
         return;
+    /* Only the huge-page advice is allowed (content/page_map.c). */
+    case VF_HOOK_MADVISE_DONTNEED:
+    case VF_HOOK_MADVISE_MERGEABLE:
+    case VF_HOOK_MADVISE_HUGEPAGE: {
+        size_t len = 4u << 20;
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            _exit(4);
+        int advice = hook == VF_HOOK_MADVISE_DONTNEED ? MADV_DONTNEED
+                     : hook == VF_HOOK_MADVISE_MERGEABLE ? MADV_MERGEABLE : MADV_HUGEPAGE;
+        (void)madvise(p, len, advice);
+        munmap(p, len);
+        return;
+    }
     default:
         return;
     }

@@ -28,6 +28,9 @@ typedef enum {
     VF_HOOK_OPEN_AFTER_LANDLOCK,  /* open() between Landlock and seccomp; errno as detail */
     VF_HOOK_RENICE_GROUP,         /* setpriority() on its process group: must die by SIGSYS */
     VF_HOOK_RENICE_PID1,          /* setpriority() on pid 1: must die by SIGSYS */
+    VF_HOOK_MADVISE_DONTNEED,     /* madvise(MADV_DONTNEED) on its own heap: must die by SIGSYS */
+    VF_HOOK_MADVISE_MERGEABLE,    /* madvise(MADV_MERGEABLE) (KSM) on its own heap: must die by SIGSYS */
+    VF_HOOK_MADVISE_HUGEPAGE,     /* madvise(MADV_HUGEPAGE) on its own mapping, then fetch normally */
     VF_HOOK_REPORT_TLS_CTX,       /* fetch, answer with the TLS client contexts made and taken as detail */
 } vf_hook;
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "worker/sandbox/sanitizer.h"
 #include "worker/sandbox/seccomp_filter.h"
 
 #define WAIT_MS 15000
@@ -161,6 +162,34 @@ Test(worker_confine, the_allowlist_lets_a_worker_renice_only_itself)
     /* Its own renice after the result: it ends normally, not by SIGSYS. */
     vf_job job = { .bpf = prog, .bpf_len = len };
     run_job("verifetch-worker", &job, &r, false);
+    cr_assert_eq(r.decode_err, VF_IPC_OK);
+    cr_assert(WIFEXITED(r.wstatus) && WEXITSTATUS(r.wstatus) == 0, "status %#x", r.wstatus);
+    worker_run_free(&r);
+    free(prog);
+}
+
+/* Large buffers ask for huge pages (worker/content/page_map.c); the
+ * allowlist admits that one madvise advice and no other. */
+Test(worker_confine, the_allowlist_admits_only_the_huge_page_advice)
+{
+#ifdef VF_UNDER_ASAN
+    cr_skip_test("sanitizer builds allow every madvise (their shadow memory)");
+#endif
+    void *prog;
+    size_t len;
+    char err[256];
+    cr_assert_eq(vf_seccomp_export(VF_SECCOMP_AFTER_JOB, &prog, &len, err, sizeof err), 0, "%s", err);
+    static char *const forbidden[] = { "madvise_dontneed", "madvise_mergeable" };
+    worker_run r;
+    for (size_t i = 0; i < 2; i++) {
+        vf_job job = { .test_hook = forbidden[i], .bpf = prog, .bpf_len = len };
+        run_job("verifetch-worker-testhooks", &job, &r, false);
+        cr_assert(WIFSIGNALED(r.wstatus) && WTERMSIG(r.wstatus) == SIGSYS, "%s: status %#x",
+                  forbidden[i], r.wstatus);
+        worker_run_free(&r);
+    }
+    vf_job job = { .test_hook = "madvise_hugepage", .bpf = prog, .bpf_len = len };
+    run_job("verifetch-worker-testhooks", &job, &r, false);
     cr_assert_eq(r.decode_err, VF_IPC_OK);
     cr_assert(WIFEXITED(r.wstatus) && WEXITSTATUS(r.wstatus) == 0, "status %#x", r.wstatus);
     worker_run_free(&r);

@@ -96,6 +96,13 @@ static scmp_filter_ctx build_filter(vf_seccomp_variant variant, char *err, size_
     if (rc == 0)
         rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
                  (struct scmp_arg_cmp[]){ SCMP_A2_32(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0) });
+#ifndef VF_UNDER_ASAN
+    /* A large buffer asks for transparent huge pages for its own mapping
+     * (content/page_map.c); no other advice. (ASan builds allow madvise.) */
+    if (rc == 0)
+        rc = add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(madvise), 1,
+                 (struct scmp_arg_cmp[]){ SCMP_A2_32(SCMP_CMP_EQ, MADV_HUGEPAGE) });
+#endif
     /* libcurl 7.88.1 calls connect() on a socket declared already connected
      * (curl issue #10626, fixed in 8.0.0): pretend it worked. The kernel never
      * runs the call, so nothing new is ever reached. Pinned by
