@@ -178,7 +178,7 @@ Test(render_release, reaching_text_gives_back_only_the_chunks_before_it)
 {
     vf_dom *d = vf_dom_new(64u << 20);
     cr_assert_not_null(d);
-    vf_dom_map(d);
+    vf_dom_map(d, 256u << 10);
     vf_dom_builder b;
     cr_assert(vf_build_init(&b, d));
     vf_dom_status st;
@@ -228,5 +228,47 @@ Test(render_release, a_heap_tree_keeps_its_text)
     cr_assert(vf_dom_text_reached(d, vf_node_text(texts[7])));
     for (int i = 0; i < 8; i++)
         cr_assert(vf_dom_text_reached(d, vf_node_text(texts[i])) && vf_node_text(texts[i])[5] == 'a' + i);
+    vf_dom_free(d);
+}
+
+/* A page of VF_PAGE_MAP_HUGE_MIN or more: chunks are whole huge pages. The
+ * built tree gives back its newest chunk's unused pages (vf_dom_trim)
+ * without cutting its text, and reaching text still gives back exactly the
+ * chunks before it. */
+Test(render_release, a_huge_chunk_tree_trims_its_head_and_gives_back_passed_chunks)
+{
+    vf_dom *d = vf_dom_new(256u << 20);
+    cr_assert_not_null(d);
+    vf_dom_map(d, 8u << 20);
+    vf_dom_builder b;
+    cr_assert(vf_build_init(&b, d));
+    vf_dom_status st;
+    cr_assert_not_null(vf_build_open(&b, "body", 0, write_none, NULL, false, &st));
+    enum { N = 50 };
+    vf_node *texts[N];
+    static char run[100u << 10];
+    for (int i = 0; i < N; i++) {
+        memset(run, 'a' + i % 26, sizeof run);
+        cr_assert_not_null(vf_build_open(&b, "p", 0, write_none, NULL, false, &st));
+        cr_assert_eq(vf_build_text(&b, VF_NODE_TEXT, run, sizeof run), VF_DOM_OK);
+        texts[i] = vf_build_top_last(&b);
+        vf_build_close(&b);
+    }
+    vf_build_done(&b);
+    /* 20 runs of 100 KiB to a 2 MiB chunk: three text chunks, the last a
+     * quarter full. */
+    size_t before = vf_dom_bytes(d);
+    vf_dom_trim(d);
+    size_t after = vf_dom_bytes(d);
+    cr_assert_lt(after, before, "nothing was trimmed (%zu bytes)", before);
+    cr_assert_geq(before - after, (1u << 20), "only %zu bytes trimmed", before - after);
+    cr_assert(vf_dom_text_reached(d, vf_node_text(texts[40])));
+    for (int i = 0; i < 40; i++)
+        cr_assert_not(vf_dom_text_reached(d, vf_node_text(texts[i])), "text %d was not given back", i);
+    for (int i = 40; i < N; i++) {
+        const char *t = vf_node_text(texts[i]);
+        cr_assert(t[0] == 'a' + i % 26 && t[sizeof run - 1] == 'a' + i % 26 && t[sizeof run] == '\0',
+                  "text %d was cut", i);
+    }
     vf_dom_free(d);
 }

@@ -63,7 +63,7 @@ static size_t room_for(const arena *a, size_t cap)
 {
     if (cap > SIZE_MAX / 2)
         return SIZE_MAX;
-    return a->mapped ? vf_page_round(sizeof(chunk) + cap) - sizeof(chunk) : cap;
+    return a->mapped ? vf_page_map_len(sizeof(chunk) + cap) - sizeof(chunk) : cap;
 }
 
 /* A chunk of cap bytes, room_for() rounded. */
@@ -256,12 +256,34 @@ static bool holds(const chunk *c, const char *p)
     return at >= from && at - from < c->cap;
 }
 
-void vf_dom_map(vf_dom *d)
+void vf_dom_map(vf_dom *d, size_t page_len)
 {
     if (!d->nodes.head && !d->text.head) {
         d->nodes.mapped = d->text.mapped = true;
-        d->nodes.next_cap = d->text.next_cap = MAPPED_CHUNK;
+        /* One huge page per chunk, its header included (room_for rounds). */
+        d->nodes.next_cap = d->text.next_cap =
+            page_len >= VF_PAGE_MAP_HUGE_MIN ? VF_PAGE_MAP_HUGE - sizeof(chunk) : MAPPED_CHUNK;
     }
+}
+
+/* The newest chunk's pages past what it holds go back (a huge page's
+ * unused part is resident once its first byte is touched). */
+static void trim_head(vf_dom *d, arena *a)
+{
+    chunk *c = a->head;
+    if (!a->mapped || !c)
+        return;
+    size_t keep = vf_page_round(sizeof *c + c->used), had = sizeof *c + c->cap;
+    if (keep < had && munmap((char *)c + keep, had - keep) == 0) {
+        c->cap = keep - sizeof *c;
+        d->bytes -= had - keep;
+    }
+}
+
+void vf_dom_trim(vf_dom *d)
+{
+    trim_head(d, &d->nodes);
+    trim_head(d, &d->text);
 }
 
 bool vf_dom_text_reached(vf_dom *d, const char *text)

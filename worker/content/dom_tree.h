@@ -83,11 +83,16 @@ vf_node *vf_dom_alloc_node(vf_dom *d, size_t extra, vf_dom_status *st);
 vf_dom_status vf_dom_set_text(vf_dom *d, vf_node *t, const char *s, size_t n);
 vf_dom_status vf_dom_append_text(vf_dom *d, vf_node *t, const char *s, size_t n);
 
-/* For a large page, before anything is added (later: no effect): the
- * arenas are made of mappings of their own, which go back to the kernel
- * when freed (freed heap chunks stayed resident beside the result) and,
- * for text, as the renderer passes them (vf_dom_text_reached). */
-void vf_dom_map(vf_dom *d);
+/* For a large page of page_len bytes, before anything is added (later: no
+ * effect): the arenas are made of mappings of their own, which go back to
+ * the kernel when freed (freed heap chunks stayed resident beside the
+ * result) and, for text, as the renderer passes them (vf_dom_text_reached).
+ * From VF_PAGE_MAP_HUGE_MIN the mappings are huge-page units (page_map.h). */
+void vf_dom_map(vf_dom *d, size_t page_len);
+
+/* The tree is built: a mapped tree gives back the pages its newest chunks
+ * do not use (later additions still work, in fresh chunks). */
+void vf_dom_trim(vf_dom *d);
 
 /* A reader that reads text in tree order (the renderer) is at text, a
  * node's text: the text arena's chunks before the one holding

@@ -213,7 +213,8 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
                         .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
                         .links = links_of(opts->render), .page_url = opts->page_url,
                         .max_out = max_text, .input_done = free_utf8, .input_ctx = &utf8,
-                        .input_streamed = true, .input_consumed = release_utf8 };
+                        .input_streamed = true, .input_consumed = release_utf8,
+                        .out_map_len = &out->text_map_len };
     out->has_meta = true;
     out->text = vf_html_extract(utf8.data, utf8.len, &ho, &out->meta, &out->text_len);
     vf_tbuf_free(&utf8);
@@ -223,7 +224,8 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
 
 void vf_extracted_free(vf_extracted *ex)
 {
-    free(ex->text);
+    vf_tbuf_unmap_taken(ex->text, ex->text_map_len);
+    ex->text_map_len = 0;
     vf_page_meta_clear(&ex->meta);
     ex->text = NULL;
     ex->has_meta = false;

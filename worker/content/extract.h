@@ -16,8 +16,10 @@ typedef enum { VF_KIND_HTML, VF_KIND_TEXT, VF_KIND_OTHER } vf_body_kind;
 vf_body_kind vf_body_kind_of(const char *content_type);
 
 typedef struct {
-    char *text;           /* malloc'd, NUL-terminated, valid UTF-8, never NULL on success */
+    char *text;           /* NUL-terminated, valid UTF-8, never NULL on success */
     size_t text_len;
+    size_t text_map_len;  /* 0: text is malloc'd; else a mapping this long (a large
+                           * page's, extract_html.h); vf_extracted_free knows */
     bool malformed;       /* JSON mode: the response had the wrong shape */
     bool ctype_is_plain;  /* JSON mode success: report text/plain; charset=utf-8 */
     char detail[VF_IPC_MAX_DETAIL];

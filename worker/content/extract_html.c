@@ -7,8 +7,10 @@
 #include "worker/content/entities.h"
 #include "worker/content/html_meta.h"
 #include "worker/content/main_content.h"
+#include "worker/content/page_map.h"
 #include "worker/content/prune.h"
 #include "worker/content/tag_class.h"
+#include "worker/content/text_buf.h"
 
 static vf_node *find_body(vf_dom *doc)
 {
@@ -82,8 +84,11 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
     if (body && !o->whole_page)
         main = vf_main_pick_content(body, &pick);
     vf_main_pick_settle(body, &pick);
+    if (o->out_map_len)
+        *o->out_map_len = 0;
     vf_render_opts ro = { .markdown = o->markdown, .links = o->links, .base_url = base,
-                          .max_out = o->max_out, .text_reached = text_reached, .text_ctx = doc };
+                          .max_out = o->max_out, .text_reached = text_reached, .text_ctx = doc,
+                          .out_map_len = len >= VF_PAGE_MAP_HUGE_MIN ? o->out_map_len : NULL };
     /* Counted before the render, which may give the tree's text back. */
     size_t page_chars = !meta ? 0 : main ? pick.page_chars : vf_main_text_chars(body);
     char *text = NULL;
@@ -101,7 +106,7 @@ char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_pa
         meta->main_chars = main ? pick.main_chars : meta->page_chars;
         meta->password_field = password_in(&rep, &pick, !main);
         if (!meta->extract) {
-            free(text);
+            vf_tbuf_unmap_taken(text, o->out_map_len ? *o->out_map_len : 0);
             text = NULL;
         }
     }

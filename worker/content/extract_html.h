@@ -27,10 +27,14 @@ typedef struct {
      * never read again (html_dom.h, vf_html_input). */
     bool input_streamed;
     void (*input_consumed)(void *ctx, size_t upto);
+    /* Non-NULL: a page of VF_PAGE_MAP_HUGE_MIN bytes or more gets its text in
+     * a mapping whose length is stored here (0: malloc'd as usual); give it
+     * back with vf_tbuf_unmap_taken. */
+    size_t *out_map_len;
 } vf_html_opts;
 
 /* utf8 must be valid UTF-8 without NUL (vf_to_utf8 output). Returns malloc'd
- * NUL-terminated text of at most o->max_out bytes, or NULL when out of
+ * (or, see out_map_len, mapped) NUL-terminated text of at most o->max_out bytes, or NULL when out of
  * memory. meta (may be NULL) gets title, lang, ..., extract, page_chars,
  * main_chars and password_field; charset is the caller's. */
 char *vf_html_extract(const char *utf8, size_t len, const vf_html_opts *o, vf_page_meta *meta,

@@ -255,7 +255,7 @@ static vf_dom *parse(const char *utf8, size_t len, const vf_html_input *in, void
                      : len * VF_HTML_TREE_MULTIPLE + VF_HTML_TREE_SLACK;
     vf_dom *dom = vf_dom_new(cap);
     if (dom && len >= MAPPED_TREE_PAGE)
-        vf_dom_map(dom);
+        vf_dom_map(dom, len);
     if (!dom || !vf_build_init(&st.build, dom)) {
         vf_dom_free(dom);
         if (input_done)
@@ -300,6 +300,7 @@ static vf_dom *parse(const char *utf8, size_t len, const vf_html_input *in, void
         vf_dom_free(dom);
         return NULL;
     }
+    vf_dom_trim(dom);
     return dom;
 }
 

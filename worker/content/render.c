@@ -10,6 +10,7 @@
 
 #include "worker/content/dom_util.h"
 #include "worker/content/main_content.h"
+#include "worker/content/page_map.h"
 #include "worker/content/tag_class.h"
 #include "worker/content/text_buf.h"
 
@@ -552,7 +553,10 @@ static void append_link_list(emitter *e)
 char *vf_render(vf_node *const *roots, size_t n_roots, const vf_render_opts *o, size_t *out_len)
 {
     emitter e = { .o = o, .line_start = true, .base = o->base_url };
-    vf_tbuf_init(&e.out, o->max_out);
+    if (o->out_map_len)
+        vf_tbuf_init_mapped(&e.out, o->max_out, VF_PAGE_MAP_HUGE_MIN);
+    else
+        vf_tbuf_init(&e.out, o->max_out);
     for (size_t i = 0; i < n_roots; i++) {
         vf_node *r = roots[i];
         if (r->type == VF_NODE_ELEMENT && vf_dom_tag(r).id == VF_T_BODY)
@@ -580,5 +584,7 @@ char *vf_render(vf_node *const *roots, size_t n_roots, const vf_render_opts *o, 
         }
         e.out.data[e.out.len] = '\0';
     }
+    if (o->out_map_len)
+        return vf_tbuf_take_any(&e.out, out_len, o->out_map_len);
     return vf_tbuf_take(&e.out, out_len);
 }

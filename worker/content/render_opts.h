@@ -14,6 +14,9 @@ typedef struct {
     vf_links_style links;
     const char *base_url;   /* absolute URL links and images resolve against; NULL = keep as is */
     size_t max_out;         /* bytes */
+    /* Non-NULL: a large page's output goes into a mapping of huge pages
+     * (page_map.h) and its length is stored here (0: malloc'd). */
+    size_t *out_map_len;
     /* Hears of each text node before it is read, in tree order (may be
      * NULL): text before it is never read again. False: it is gone, skip. */
     bool (*text_reached)(void *ctx, const char *text);

@@ -17,10 +17,28 @@ void vf_tbuf_init_mapped(vf_tbuf *b, size_t limit, size_t expect)
 {
     vf_tbuf_init(b, limit);
     b->mapped = true;
-    size_t cap = vf_page_round((expect < limit ? expect : limit) + 1);
+    size_t cap = vf_page_map_len((expect < limit ? expect : limit) + 1);
     b->data = cap != SIZE_MAX ? vf_page_map_resize(NULL, 0, cap) : NULL;
     if (b->data)
         b->cap = cap;
+}
+
+bool vf_tbuf_move_to_mapping(vf_tbuf *b, size_t expect)
+{
+    if (b->mapped || b->oom)
+        return false;
+    vf_tbuf moved;
+    vf_tbuf_init_mapped(&moved, b->limit, expect > b->len ? expect : b->len);
+    if (!moved.data)
+        return false;
+    if (b->len)
+        memcpy(moved.data, b->data, b->len);
+    moved.len = b->len;
+    moved.data[moved.len] = '\0';
+    moved.truncated = b->truncated;
+    free(b->data);
+    *b = moved;
+    return true;
 }
 
 void vf_tbuf_release_before(vf_tbuf *b, size_t upto)
@@ -48,7 +66,7 @@ static bool reserve(vf_tbuf *b, size_t need)
         b->oom = true; /* never grown once a prefix is gone */
         return false;
     }
-    char *p = b->mapped ? vf_page_map_resize(b->data, b->cap, cap = vf_page_round(cap)) : realloc(b->data, cap);
+    char *p = b->mapped ? vf_page_map_resize(b->data, b->cap, cap = vf_page_map_len(cap)) : realloc(b->data, cap);
     if (!p) {
         b->oom = true;
         return false;
@@ -100,6 +118,32 @@ char *vf_tbuf_take(vf_tbuf *b, size_t *len)
     b->data = NULL;
     b->len = b->cap = 0;
     return out;
+}
+
+char *vf_tbuf_take_any(vf_tbuf *b, size_t *len, size_t *map_len)
+{
+    *map_len = 0;
+    if (!b->mapped)
+        return vf_tbuf_take(b, len);
+    if (b->oom || b->released != 0 || !reserve(b, b->len)) {
+        vf_tbuf_free(b);
+        *len = 0;
+        return NULL;
+    }
+    char *out = b->data;
+    *len = b->len;
+    *map_len = b->cap;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return out;
+}
+
+void vf_tbuf_unmap_taken(char *data, size_t map_len)
+{
+    if (map_len)
+        munmap(data, map_len);
+    else
+        free(data);
 }
 
 void vf_tbuf_free(vf_tbuf *b)

@@ -23,6 +23,10 @@ void vf_tbuf_init(vf_tbuf *b, size_t limit);
  * the kernel at once (vf_tbuf_release_before) instead of holding the whole
  * page until the end. Such a buffer is never taken, only freed. */
 void vf_tbuf_init_mapped(vf_tbuf *b, size_t limit, size_t expect);
+/* Moves a heap buffer's bytes into a mapping of its own sized for expect
+ * bytes (a body that turned out large gets huge pages, page_map.h); from
+ * then on it is a mapped buffer. False (buffer unchanged) if it cannot. */
+bool vf_tbuf_move_to_mapping(vf_tbuf *b, size_t expect);
 /* Mapped buffers: unmaps the whole pages before offset upto; those bytes
  * are never read again. No-op for other buffers. No appends after it.
  * A range once given back is never unmapped again: another mapping (a
@@ -35,6 +39,12 @@ bool vf_tbuf_putc(vf_tbuf *b, char c);
 /* Hands the bytes to the caller (malloc'd, NUL-terminated, never NULL unless
  * oom) and resets the buffer. Not for mapped buffers (NULL). */
 char *vf_tbuf_take(vf_tbuf *b, size_t *len);
+/* vf_tbuf_take for any buffer: a mapped one (nothing given back yet) hands
+ * over its mapping and sets *map_len to its length (release with
+ * vf_tbuf_unmap_taken); a heap one sets *map_len to 0 (free()). */
+char *vf_tbuf_take_any(vf_tbuf *b, size_t *len, size_t *map_len);
+/* Gives back what vf_tbuf_take_any handed over: free() or munmap. */
+void vf_tbuf_unmap_taken(char *data, size_t map_len);
 void vf_tbuf_free(vf_tbuf *b);
 
 #endif

@@ -1,5 +1,6 @@
 #include "worker/fetch/fetch.h"
 #include "worker/fetch/ca_store.h"
+#include "worker/content/page_map.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -19,6 +20,7 @@ typedef struct {
     bool body_too_large;
     uint64_t max_body;
     vf_fetch_result *out;
+    CURL *curl;
 } fetch_ctx;
 
 static bool has_non_ascii(const char *s)
@@ -109,6 +111,23 @@ static size_t on_header(char *data, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
+/* A large body goes into a mapping of huge pages (content/page_map.h):
+ * sized at once from a Content-Length that says so, or moved there when it
+ * grows past half the size that earns them (compressed or chunked bodies).
+ * Staying on the heap, if the move fails, is only slower. */
+static void place_large_body(fetch_ctx *f, vf_tbuf *b, size_t n)
+{
+    if (b->mapped)
+        return;
+    curl_off_t length = -1;
+    if (b->len == 0 && f->curl &&
+        curl_easy_getinfo(f->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+        length >= (curl_off_t)VF_PAGE_MAP_HUGE_MIN && (uint64_t)length <= f->max_body)
+        (void)vf_tbuf_move_to_mapping(b, (size_t)length);
+    else if (b->len + n >= VF_PAGE_MAP_HUGE_MIN / 2)
+        (void)vf_tbuf_move_to_mapping(b, 2 * (b->len + n));
+}
+
 /* Receives decoded body bytes (after gzip/br/zstd); the cap applies here. */
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -119,6 +138,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
         f->body_too_large = true;
         return 0;
     }
+    place_large_body(f, b, n);
     if (!vf_tbuf_append(b, data, n))
         return 0; /* out of memory: reported as a write error */
     return n;
@@ -253,6 +273,7 @@ void vf_fetch(const vf_job *job, int sock, X509_STORE *ca_store, vf_fetch_result
     char err[128] = "";
 
     CURL *curl = curl_easy_init();
+    f.curl = curl;
     /* First, before any early exit: without it even curl_easy_cleanup()
      * touches SIGPIPE's disposition (rt_sigaction, not in the allowlist). */
     if (curl)
