@@ -172,21 +172,20 @@ static void write_none(char *dst, const void *ctx)
     (void)dst, (void)ctx;
 }
 
-/* Text nodes in several chunks: reaching one gives back the chunks before
- * it and no other; given-back text is never reported held again. */
-Test(render_release, reaching_text_gives_back_only_the_chunks_before_it)
+/* A mapped tree (as for a page of page_len bytes) of n paragraphs, each
+ * one text run of RUN bytes of one letter ('a' + i % 26). */
+#define RUN (100u << 10)
+static vf_dom *mapped_tree_of_runs(size_t page_len, vf_node **texts, int n)
 {
-    vf_dom *d = vf_dom_new(64u << 20);
+    vf_dom *d = vf_dom_new(256u << 20);
     cr_assert_not_null(d);
-    vf_dom_map(d, 256u << 10);
+    vf_dom_map(d, page_len);
     vf_dom_builder b;
     cr_assert(vf_build_init(&b, d));
     vf_dom_status st;
     cr_assert_not_null(vf_build_open(&b, "body", 0, write_none, NULL, false, &st));
-    enum { N = 40 };
-    vf_node *texts[N];
-    static char run[100u << 10];
-    for (int i = 0; i < N; i++) {
+    static char run[RUN];
+    for (int i = 0; i < n; i++) {
         memset(run, 'a' + i % 26, sizeof run);
         cr_assert_not_null(vf_build_open(&b, "p", 0, write_none, NULL, false, &st));
         cr_assert_eq(vf_build_text(&b, VF_NODE_TEXT, run, sizeof run), VF_DOM_OK);
@@ -194,6 +193,17 @@ Test(render_release, reaching_text_gives_back_only_the_chunks_before_it)
         vf_build_close(&b);
     }
     vf_build_done(&b);
+    return d;
+}
+
+/* Text nodes in several chunks: reaching one gives back the chunks before
+ * it and no other; given-back text is never reported held again. */
+Test(render_release, reaching_text_gives_back_only_the_chunks_before_it)
+{
+    enum { N = 40 };
+    vf_node *texts[N];
+    static char run[RUN];
+    vf_dom *d = mapped_tree_of_runs(256u << 10, texts, N);
     cr_assert(vf_dom_text_reached(d, vf_node_text(texts[0])));
     cr_assert(vf_dom_text_reached(d, vf_node_text(texts[20])));
     for (int i = 0; i < 18; i++)
@@ -237,24 +247,10 @@ Test(render_release, a_heap_tree_keeps_its_text)
  * chunks before it. */
 Test(render_release, a_huge_chunk_tree_trims_its_head_and_gives_back_passed_chunks)
 {
-    vf_dom *d = vf_dom_new(256u << 20);
-    cr_assert_not_null(d);
-    vf_dom_map(d, 8u << 20);
-    vf_dom_builder b;
-    cr_assert(vf_build_init(&b, d));
-    vf_dom_status st;
-    cr_assert_not_null(vf_build_open(&b, "body", 0, write_none, NULL, false, &st));
     enum { N = 50 };
     vf_node *texts[N];
-    static char run[100u << 10];
-    for (int i = 0; i < N; i++) {
-        memset(run, 'a' + i % 26, sizeof run);
-        cr_assert_not_null(vf_build_open(&b, "p", 0, write_none, NULL, false, &st));
-        cr_assert_eq(vf_build_text(&b, VF_NODE_TEXT, run, sizeof run), VF_DOM_OK);
-        texts[i] = vf_build_top_last(&b);
-        vf_build_close(&b);
-    }
-    vf_build_done(&b);
+    static char run[RUN];
+    vf_dom *d = mapped_tree_of_runs(8u << 20, texts, N);
     /* 20 runs of 100 KiB to a 2 MiB chunk: three text chunks, the last a
      * quarter full. */
     size_t before = vf_dom_bytes(d);

@@ -142,6 +142,19 @@ Test(worker_confine, the_exported_allowlist_kills_forbidden_calls)
     free(prog);
 }
 
+/* Each hook, run under the after-job allowlist prog, dies by SIGSYS. */
+static void each_dies_by_sigsys(char *const *hooks, size_t n, void *prog, size_t len)
+{
+    worker_run r;
+    for (size_t i = 0; i < n; i++) {
+        vf_job job = { .test_hook = hooks[i], .bpf = prog, .bpf_len = len };
+        run_job("verifetch-worker-testhooks", &job, &r, false);
+        cr_assert(WIFSIGNALED(r.wstatus) && WTERMSIG(r.wstatus) == SIGSYS, "%s: status %#x",
+                  hooks[i], r.wstatus);
+        worker_run_free(&r);
+    }
+}
+
 /* The worker lowers its own priority once its result is sent; the allowlist
  * lets it do that to itself only. */
 Test(worker_confine, the_allowlist_lets_a_worker_renice_only_itself)
@@ -152,13 +165,7 @@ Test(worker_confine, the_allowlist_lets_a_worker_renice_only_itself)
     cr_assert_eq(vf_seccomp_export(VF_SECCOMP_AFTER_JOB, &prog, &len, err, sizeof err), 0, "%s", err);
     static char *const forbidden[] = { "renice_group", "renice_pid1" };
     worker_run r;
-    for (size_t i = 0; i < 2; i++) {
-        vf_job job = { .test_hook = forbidden[i], .bpf = prog, .bpf_len = len };
-        run_job("verifetch-worker-testhooks", &job, &r, false);
-        cr_assert(WIFSIGNALED(r.wstatus) && WTERMSIG(r.wstatus) == SIGSYS, "%s: status %#x",
-                  forbidden[i], r.wstatus);
-        worker_run_free(&r);
-    }
+    each_dies_by_sigsys(forbidden, 2, prog, len);
     /* Its own renice after the result: it ends normally, not by SIGSYS. */
     vf_job job = { .bpf = prog, .bpf_len = len };
     run_job("verifetch-worker", &job, &r, false);
@@ -181,13 +188,7 @@ Test(worker_confine, the_allowlist_admits_only_the_huge_page_advice)
     cr_assert_eq(vf_seccomp_export(VF_SECCOMP_AFTER_JOB, &prog, &len, err, sizeof err), 0, "%s", err);
     static char *const forbidden[] = { "madvise_dontneed", "madvise_mergeable" };
     worker_run r;
-    for (size_t i = 0; i < 2; i++) {
-        vf_job job = { .test_hook = forbidden[i], .bpf = prog, .bpf_len = len };
-        run_job("verifetch-worker-testhooks", &job, &r, false);
-        cr_assert(WIFSIGNALED(r.wstatus) && WTERMSIG(r.wstatus) == SIGSYS, "%s: status %#x",
-                  forbidden[i], r.wstatus);
-        worker_run_free(&r);
-    }
+    each_dies_by_sigsys(forbidden, 2, prog, len);
     vf_job job = { .test_hook = "madvise_hugepage", .bpf = prog, .bpf_len = len };
     run_job("verifetch-worker-testhooks", &job, &r, false);
     cr_assert_eq(r.decode_err, VF_IPC_OK);
