@@ -44,31 +44,72 @@ static char *slow_body(size_t i, void *arg)
 static hh_reply load_replies[LOAD_MAX];
 static double load_until;
 
+/* Loaders beyond the places (a_connection_wakes_one_server_thread): on a
+ * slow, busy host a loader takes a while to send its next lookup after an
+ * answer, and with exactly ADMITTED of them a place was free most of the
+ * time (one CI run: 0 of 800 probes refused). A spare is refused whenever
+ * the queue is full, so it asks again after SPARE_PACE_US, not at once: on a
+ * fast host a refusal takes ~50 us, and spares asking at once spent the
+ * whole LOAD_MAX in the first second, leaving the queue with free places
+ * before the probes began (0 of 800 refused, every run). */
+#define SPARE_LOADERS 8
+#define SPARE_PACE_US 2000
+#define SPARE_MAX 40000   /* 8 spares at one lookup per 2 ms for LOAD_MS: 32,000 */
+static hh_reply spare_replies[SPARE_MAX];
+
+typedef struct {
+    unsigned loaders;
+    hh_body_fn body_for;
+    size_t max;
+    hh_reply *out;
+} load_plan;
+
+typedef struct {
+    pthread_t admitted, spare;
+    bool with_spares;
+} load;
+
+static char *paced_slow_body(size_t i, void *arg)
+{
+    usleep(SPARE_PACE_US);
+    return slow_body(i, arg);
+}
+
+static const load_plan admitted_plan = { ADMITTED, slow_body, LOAD_MAX, load_replies };
+static const load_plan spare_plan = { SPARE_LOADERS, paced_slow_body, SPARE_MAX, spare_replies };
+
 static void *keep_full(void *arg)
 {
-    unsigned loaders = (unsigned)(uintptr_t)arg;
-    hh_lookups_until(broker.socket_path, LOAD_MAX, loaders, slow_body, NULL, 30000, load_until, load_replies);
+    const load_plan *p = arg;
+    hh_lookups_until(broker.socket_path, p->max, p->loaders, p->body_for, NULL, 30000, load_until, p->out);
     return NULL;
 }
 
-static void start_full_with(pthread_t *loader, unsigned loaders)
+static void start_full_with(load *l, bool with_spares)
 {
     sv_start(&origin, &broker, 1, 30000);
     load_until = hx_now_ms() + LOAD_MS;
-    cr_assert_eq(pthread_create(loader, NULL, keep_full, (void *)(uintptr_t)loaders), 0);
+    l->with_spares = with_spares;
+    cr_assert_eq(pthread_create(&l->admitted, NULL, keep_full, (void *)&admitted_plan), 0);
+    if (with_spares)
+        cr_assert_eq(pthread_create(&l->spare, NULL, keep_full, (void *)&spare_plan), 0);
     usleep(1500 * 1000);   /* full, and a few lookups have finished */
 }
 
-static void start_full(pthread_t *loader)
+static void start_full(load *l)
 {
-    start_full_with(loader, ADMITTED);
+    start_full_with(l, false);
 }
 
-static void stop_load(pthread_t loader)
+static void stop_load(load *l)
 {
-    pthread_join(loader, NULL);
+    pthread_join(l->admitted, NULL);
+    if (l->with_spares)
+        pthread_join(l->spare, NULL);
     for (size_t i = 0; i < LOAD_MAX; i++)
         hh_reply_free(&load_replies[i]);
+    for (size_t i = 0; l->with_spares && i < SPARE_MAX; i++)
+        hh_reply_free(&spare_replies[i]);
 }
 
 /* The status and Retry-After of the answer on fd, within timeout_ms; status
@@ -108,7 +149,7 @@ static long answer_of(int fd, unsigned timeout_ms, long *retry_after)
  * finishes. (Before: every one was told 1 s.) */
 Test(overload, retry_after_is_the_callers_place_at_the_drain_rate)
 {
-    pthread_t loader;
+    load loader;
     start_full(&loader);
     long waits[PROBES];
     size_t refused = 0;
@@ -125,7 +166,7 @@ Test(overload, retry_after_is_the_callers_place_at_the_drain_rate)
         if (status == 503)
             waits[refused++] = wait;
     }
-    stop_load(loader);
+    stop_load(&loader);
     char told[PROBES * 8 + 1] = "";
     size_t len = 0;
     for (size_t i = 0; i < refused; i++)
@@ -150,7 +191,7 @@ Test(overload, retry_after_is_the_callers_place_at_the_drain_rate)
  * that arrives then is let through to send its body, so a few are tried. */
 Test(overload, a_full_queue_is_refused_before_the_body)
 {
-    pthread_t loader;
+    load loader;
     start_full(&loader);
     const char head[] = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                         "Content-Length: 64\r\n\r\n";
@@ -162,7 +203,7 @@ Test(overload, a_full_queue_is_refused_before_the_body)
         status = answer_of(fd, 500, &wait);
         close(fd);
     }
-    stop_load(loader);
+    stop_load(&loader);
     cr_assert_eq(status, 503, "no 503 to a head whose body never came in %d tries (last status %ld)", tries - 1,
                  status);
     cr_assert_geq(wait, 1, "the 503 carries a Retry-After");
@@ -207,12 +248,6 @@ static size_t server_thread_wakes(pid_t pid, thread_wakes *out)
 }
 
 #define REFUSED_IN_A_ROW 200
-/* Loaders beyond the places: on a slow, busy host a loader takes a while to
- * send its next lookup after an answer, and with exactly ADMITTED of them a
- * place was free most of the time (one CI run: 0 of 800 probes refused).
- * This test counts wake-ups per refused connection, so it needs the queue
- * full, not the drain rate the Retry-After tests above measure. */
-#define SPARE_LOADERS 8
 
 /* A new connection wakes one server thread, not every thread of the
  * listener. (There were two per listener, both waiting on the listening
@@ -221,8 +256,8 @@ static size_t server_thread_wakes(pid_t pid, thread_wakes *out)
  * ~45 us of broker CPU per refusal instead of ~35.) */
 Test(overload, a_connection_wakes_one_server_thread)
 {
-    pthread_t loader;
-    start_full_with(&loader, ADMITTED + SPARE_LOADERS);
+    load loader;
+    start_full_with(&loader, true);
     thread_wakes before[MAX_THREADS], after[MAX_THREADS];
     size_t n_before = server_thread_wakes(broker.pid, before);
     size_t refused = 0;
@@ -233,7 +268,7 @@ Test(overload, a_connection_wakes_one_server_thread)
         close(fd);
     }
     size_t n_after = server_thread_wakes(broker.pid, after);
-    stop_load(loader);
+    stop_load(&loader);
     cr_assert_geq(refused, REFUSED_IN_A_ROW / 2, "only %zu refusals: the queue was not full", refused);
     /* Lookup threads (named after the server thread that started them)
      * sleep on their slot or their worker meanwhile: a few wake-ups each. */
