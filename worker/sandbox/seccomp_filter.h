@@ -15,9 +15,15 @@
 typedef enum { VF_SECCOMP_AFTER_JOB, VF_SECCOMP_BEFORE_JOB } vf_seccomp_variant;
 
 /* Compiles the allowlist and exports it as BPF: *prog is malloc'd, *len a
- * whole number of instructions. Returns 0, or -1 with a reason in err. */
+ * whole number of instructions. Returns 0, or -1 with a reason in err. The
+ * calls are sorted into a binary tree, so every verdict takes a few steps. */
 int vf_seccomp_export(vf_seccomp_variant variant, void **prog, size_t *len, char *err,
                       size_t errlen);
+
+/* The same rules in libseccomp's default layout, one call tested after
+ * another: what tests and the install benchmark compare the tree with. */
+int vf_seccomp_export_listed(vf_seccomp_variant variant, void **prog, size_t *len, char *err,
+                             size_t errlen);
 
 /* A program this loader accepts: non-empty, whole 8-byte instructions, at most
  * BPF_MAXINSNS of them, stored at an address aligned for struct sock_filter. */
