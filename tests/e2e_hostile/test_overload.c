@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -202,7 +202,6 @@ Test(render_release, reaching_text_gives_back_only_the_chunks_before_it)
 {
     enum { N = 40 };
     vf_node *texts[N];
-    static char run[RUN];
     vf_dom *d = mapped_tree_of_runs(256u << 10, texts, N);
     cr_assert(vf_dom_text_reached(d, vf_node_text(texts[0])));
     cr_assert(vf_dom_text_reached(d, vf_node_text(texts[20])));
@@ -210,8 +209,8 @@ Test(render_release, reaching_text_gives_back_only_the_chunks_before_it)
         cr_assert_not(vf_dom_text_reached(d, vf_node_text(texts[i])), "text %d was given back", i);
     for (int i = 20; i < N; i++) {
         const char *t = vf_node_text(texts[i]);
-        cr_assert_eq(texts[i]->aux, sizeof run);
-        cr_assert(t[0] == 'a' + i % 26 && t[sizeof run - 1] == 'a' + i % 26 && t[sizeof run] == '\0');
+        cr_assert_eq(texts[i]->aux, RUN);
+        cr_assert(t[0] == 'a' + i % 26 && t[RUN - 1] == 'a' + i % 26 && t[RUN] == '\0');
     }
     cr_assert(vf_dom_text_reached(d, vf_node_text(texts[N - 1])));
     vf_dom_free(d);
@@ -249,7 +248,6 @@ Test(render_release, a_huge_chunk_tree_trims_its_head_and_gives_back_passed_chun
 {
     enum { N = 50 };
     vf_node *texts[N];
-    static char run[RUN];
     vf_dom *d = mapped_tree_of_runs(8u << 20, texts, N);
     /* 20 runs of 100 KiB to a 2 MiB chunk: three text chunks, the last a
      * quarter full. */
@@ -263,8 +261,7 @@ Test(render_release, a_huge_chunk_tree_trims_its_head_and_gives_back_passed_chun
         cr_assert_not(vf_dom_text_reached(d, vf_node_text(texts[i])), "text %d was not given back", i);
     for (int i = 40; i < N; i++) {
         const char *t = vf_node_text(texts[i]);
-        cr_assert(t[0] == 'a' + i % 26 && t[sizeof run - 1] == 'a' + i % 26 && t[sizeof run] == '\0',
-                  "text %d was cut", i);
+        cr_assert(t[0] == 'a' + i % 26 && t[RUN - 1] == 'a' + i % 26 && t[RUN] == '\0', "text %d was cut", i);
     }
     vf_dom_free(d);
 }
