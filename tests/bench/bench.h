@@ -226,6 +226,7 @@ typedef struct {
     double syscall_us;        /* getppid() */
     double page_fault_us;     /* first write to a fresh anonymous page */
     double fork_exit_wait_ms; /* of the bench process itself */
+    double inherited_read_us; /* a child's first read of a page its parent had filled */
 } bench_kernel_cost;
 void bench_kernel_cost_measure(bench_kernel_cost *k);
 

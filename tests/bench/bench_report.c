@@ -120,8 +120,10 @@ void bench_print_report(FILE *out, const bench_run_info *info, const bench_row *
     fprintf(out, "other processes used %.1f of %.1f CPU-seconds during the run (load average %.2f before, %.2f after)\n",
             info->foreign_cpu_s, info->machine_cpu_s, info->load_before, info->load_after);
     fprintf(out, "this kernel: system call %.2f us, first touch of an anonymous page %.2f us, fork + exit + wait "
-                 "%.3f ms (what a worker's life is made of: compare machines by these before comparing figures)\n",
-            info->kernel.syscall_us, info->kernel.page_fault_us, info->kernel.fork_exit_wait_ms);
+                 "%.3f ms, a child's first read of a page its parent filled %.2f us (what a worker's life is made "
+                 "of: compare machines by these before comparing figures)\n",
+            info->kernel.syscall_us, info->kernel.page_fault_us, info->kernel.fork_exit_wait_ms,
+            info->kernel.inherited_read_us);
     if (!bench_run_quiet(info))
         fprintf(out, "NOISY RUN: other processes took over %.0f%% of the machine or the load average was above "
                      "%.1f per CPU at the start; compare ratios only, and rerun on a quiet machine\n",
@@ -336,7 +338,7 @@ int bench_write_json(const char *path, const bench_run_info *info, const bench_r
             "value", t[i].value, "comparison", t[i].at_most ? "<=" : ">=", "limit", t[i].limit, "unit", t[i].unit,
             "measured", t[i].measured, "met", met(&t[i])));
     json_t *doc = json_pack("{s:s, s:{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, "
-                            "s:{s:f, s:f, s:f}}, s:o, s:o, s:o}",
+                            "s:{s:f, s:f, s:f, s:f}}, s:o, s:o, s:o}",
         "schema", "verifetch.bench/v2",
         "run", "rounds", (json_int_t)info->rounds, "nproc", (json_int_t)info->nproc, "kernel", u.release, "machine", u.machine,
         "curl", curl_version(), "body_type", info->body_type, "ca", info->ca_kind, "scale", info->scale,
@@ -344,7 +346,7 @@ int bench_write_json(const char *path, const bench_run_info *info, const bench_r
         "loadavg_before", info->load_before, "loadavg_after", info->load_after,
         "foreign_cpu_s", info->foreign_cpu_s, "machine_cpu_s", info->machine_cpu_s, "quiet", bench_run_quiet(info),
         "kernel_cost", "syscall_us", info->kernel.syscall_us, "page_fault_us", info->kernel.page_fault_us,
-        "fork_exit_wait_ms", info->kernel.fork_exit_wait_ms,
+        "fork_exit_wait_ms", info->kernel.fork_exit_wait_ms, "inherited_read_us", info->kernel.inherited_read_us,
         "cells", cells, "memory", memory, "targets", targets);
     if (!doc) {
         fprintf(stderr, "bench: cannot build the JSON report\n");
