@@ -331,13 +331,14 @@ static int receive_job(vf_job *job, int *sock, bool wait_forever)
     return 0;
 }
 
-/* Hex of 16 fresh random bytes: lets a test prove forked workers do not
- * share their random generator's state with each other. */
+/* Hex of 16 bytes from OpenSSL's public DRBG, then 16 from its private one
+ * (TLS key shares): lets a test prove forked workers do not share either
+ * generator's state with each other. */
 #ifdef VF_WORKER_TEST_HOOKS
 static const char *random_detail(char *buf, size_t len)
 {
-    unsigned char r[16];
-    if (len < 2 * sizeof r + 1 || RAND_bytes(r, (int)sizeof r) != 1)
+    unsigned char r[32];
+    if (len < 2 * sizeof r + 1 || RAND_bytes(r, 16) != 1 || RAND_priv_bytes(r + 16, 16) != 1)
         return "RAND_bytes failed";
     for (size_t i = 0; i < sizeof r; i++)
         snprintf(buf + 2 * i, 3, "%02x", r[i]);
@@ -497,7 +498,7 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
     vf_fetch(&job, sock, job.ca_preloaded ? ctx->ca_store : NULL, &fr);
     const char *detail_override = NULL;
 #ifdef VF_WORKER_TEST_HOOKS
-    char rnd[64];
+    char rnd[80];
     if (hook == VF_HOOK_REPORT_RANDOM)
         detail_override = random_detail(rnd, sizeof rnd);
     if (hook == VF_HOOK_REPORT_CANARY) {

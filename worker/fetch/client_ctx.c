@@ -1,5 +1,7 @@
 #include "worker/fetch/client_ctx.h"
 
+#include "worker/fetch/fork_random.h"
+
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 
@@ -46,6 +48,7 @@ static bool renew_ticket_keys(SSL_CTX *ctx)
  * pages per worker for a process that exits right after. */
 SSL_CTX *SSL_CTX_new(const SSL_METHOD *method)
 {
+    vf_fork_random_settle(); /* a TLS context draws at once, its handshake often */
     if (prepared && method == TLS_client_method()) {
         SSL_CTX *ctx = prepared;
         prepared = NULL;

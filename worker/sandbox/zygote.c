@@ -27,6 +27,7 @@
 #include "worker/sandbox/heap_plug.h"
 #include "worker/sandbox/confine.h"
 #include "worker/fetch/fetch.h"
+#include "worker/fetch/fork_random.h"
 #include "worker/fetch/tls_rehearsal.h"
 #include "ipc/ipc_fds.h"
 #include "ipc/ipc_messages.h"
@@ -109,21 +110,12 @@ static void send_simple(int fd, uint32_t op, const char *detail)
 
 /* ---- a forked worker ---------------------------------------------------- */
 
-/* Fresh entropy into OpenSSL's primary generator: every worker is forked from
- * the same state, and TLS randoms and key shares must differ between them. */
-static void reseed_random(void)
-{
-    EVP_RAND_CTX *primary = RAND_get0_primary(NULL);
-    if (primary)
-        EVP_RAND_reseed(primary, 1, NULL, 0, NULL, 0);
-}
-
 static void child_main(int job_fd, bool rehearse)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "verifetch-worker");
     vf_stack_canary_renew(); /* this function never returns: _exit below */
-    reseed_random();
+    vf_fork_random_in_worker();
     /* Only stdio and the job socket survive; the control socket and every
      * other worker's descriptors are the zygote's business. */
     if (job_fd != VF_WORKER_IPC_FD && dup2(job_fd, VF_WORKER_IPC_FD) < 0)
@@ -439,6 +431,10 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
     vf_tls_rehearse(); /* OpenSSL's algorithm caches filled once, inherited by every worker */
     vf_worker_rehearse();
     vf_client_ctx_prepare(); /* each worker's TLS connection starts from it (client_ctx.h) */
+    if (!vf_fork_random_arm()) { /* the last draw before forking (fork_random.h) */
+        snprintf(err, errlen, "OpenSSL's random generators cannot be set to reseed in workers");
+        return -1;
+    }
     size_t n_certs = 0;
     if (load_ca(&n_certs, err, errlen) != 0)
         return -1;
