@@ -137,21 +137,26 @@ Test(fork_random, unarmed_workers_with_matching_pids_draw_the_same_bytes)
     cr_assert(same_half(&d, 0) && same_half(&d, 1), "OpenSSL reseeded by itself: %s / %s", d.hex[0], d.hex[1]);
 }
 
+/* Runs the case and asserts the two workers' public bytes differ, and their
+ * private ones. */
+static void run_case_apart(zygote_mode mode, draws *d)
+{
+    run_case(mode, d);
+    cr_assert_not(same_half(d, 0), "public bytes repeated: %.32s", d->hex[0]);
+    cr_assert_not(same_half(d, 1), "private bytes repeated: %s", d->hex[0] + 32);
+}
+
 Test(fork_random, armed_workers_draw_their_own_bytes)
 {
     draws d;
-    run_case(ARMED, &d);
-    cr_assert_not(same_half(&d, 0), "public bytes repeated: %.32s", d.hex[0]);
-    cr_assert_not(same_half(&d, 1), "private bytes repeated: %s", d.hex[0] + 32);
+    run_case_apart(ARMED, &d);
     cr_assert_eq(d.interval[0], 1, "armed: every draw reseeds");
 }
 
 Test(fork_random, settled_workers_draw_their_own_bytes_at_the_usual_interval)
 {
     draws d;
-    run_case(ARMED_THEN_SETTLED, &d);
-    cr_assert_not(same_half(&d, 0), "public bytes repeated: %.32s", d.hex[0]);
-    cr_assert_not(same_half(&d, 1), "private bytes repeated: %s", d.hex[0] + 32);
+    run_case_apart(ARMED_THEN_SETTLED, &d);
     /* Back to what the zygote had before arming, which OpenSSL's default is. */
     cr_assert_gt(d.interval[0], 1, "settled, yet every draw still reseeds");
     EVP_RAND_CTX *pub = RAND_get0_public(NULL);
