@@ -86,6 +86,10 @@ static void *thread_main(void *arg)
 {
     job j = *(job *)arg;
     free(arg);
+    /* Not the name of the server thread that started it (a thread inherits
+     * it): in top -H, gdb or /proc an operator can tell lookups from the
+     * threads that accept and answer connections. */
+    pthread_setname_np(pthread_self(), VF_WORK_THREAD_NAME);
     for (;;) {
         j.fn(j.arg);
         pthread_mutex_lock(&lock);

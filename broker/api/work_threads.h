@@ -15,6 +15,7 @@
 #define VF_WORK_STACK (512 * 1024)
 #define VF_WORK_IDLE_MAX 16
 #define VF_WORK_IDLE_MS 10000
+#define VF_WORK_THREAD_NAME "vf-work"
 
 typedef void (*vf_work_fn)(void *arg);
 

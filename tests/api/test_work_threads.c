@@ -2,7 +2,7 @@
  * starts one thread; pieces running together each get a thread of their own
  * with the stack size lookups had; at most VF_WORK_IDLE_MAX (or the tuned
  * limit) wait once the work is done, and the waiting ones end after the idle
- * time. Each Test runs in a process of its own, so the counts start at 0. */
+ * time; a work thread carries a name of its own. Each Test runs in a process of its own, so the counts start at 0. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +40,7 @@ static vf_work_threads_stats settle(unsigned idle, unsigned live, bool exact, lo
 static atomic_int done;
 static atomic_bool gate_open;
 static atomic_long stack_seen;
+static char name_seen[16];
 
 static void count_one(void *arg)
 {
@@ -65,6 +66,7 @@ static void note_stack(void *arg)
         pthread_attr_destroy(&attr);
     }
     atomic_store(&stack_seen, (long)size);
+    pthread_getname_np(pthread_self(), name_seen, sizeof name_seen);
     atomic_fetch_add(&done, 1);
 }
 
@@ -85,9 +87,12 @@ Test(work_threads, sequential_work_starts_one_thread)
 
 Test(work_threads, work_at_once_gets_a_thread_each_with_the_lookup_stack)
 {
+    /* The name a work thread would otherwise inherit from its starter. */
+    pthread_setname_np(pthread_self(), "MHD-listen");
     cr_assert_eq(vf_work_threads_run(note_stack, NULL), 0);
     settle(1, 0, false, 2000);
     cr_assert_geq(atomic_load(&stack_seen), VF_WORK_STACK, "stack %ld < %d", atomic_load(&stack_seen), VF_WORK_STACK);
+    cr_assert_str_eq(name_seen, VF_WORK_THREAD_NAME, "a work thread runs as \"%s\"", name_seen);
     for (int i = 0; i < 8; i++)
         cr_assert_eq(vf_work_threads_run(held_until_open, NULL), 0);
     pause_ms(20);

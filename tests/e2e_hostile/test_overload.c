@@ -209,9 +209,10 @@ Test(overload, a_full_queue_is_refused_before_the_body)
     hx_assert_no_sanitizer_report(&broker);
 }
 
-/* The broker's server threads (libmicrohttpd names them "MHD-..."; lookup
- * threads, started from them, carry the same name but sleep through this
- * test) and how many times each has gone to sleep and woken so far. */
+/* The broker's server threads (libmicrohttpd names them "MHD-..."; the
+ * lookup threads it starts rename themselves VF_WORK_THREAD_NAME, and wake
+ * for every admitted probe and finished load lookup) and how many times
+ * each has gone to sleep and woken so far. */
 #define MAX_THREADS 256
 typedef struct {
     long tid;
@@ -269,8 +270,6 @@ Test(overload, a_connection_wakes_one_server_thread)
     size_t n_after = server_thread_wakes(broker.pid, after);
     stop_load(&loader);
     cr_assert_geq(refused, REFUSED_IN_A_ROW / 2, "only %zu refusals: the queue was not full", refused);
-    /* Lookup threads (named after the server thread that started them)
-     * sleep on their slot or their worker meanwhile: a few wake-ups each. */
     size_t woken = 0;
     for (size_t i = 0; i < n_after; i++)
         for (size_t j = 0; j < n_before; j++) {
