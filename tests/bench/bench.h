@@ -236,7 +236,8 @@ typedef struct {
     double scale;
     double total_s;
     unsigned nproc;
-    double load_before, load_after;  /* 1-minute load average: other work on the machine skews figures */
+    double load_before, load_after;  /* 1-minute load average, for the record: it decays over minutes */
+    double busy_share_before;    /* share of the machine busy in the seconds just before the run */
     double foreign_cpu_s;        /* CPU time the machine spent on processes not in the benchmark */
     double machine_cpu_s;        /* wall time x CPUs: what there was */
     unsigned rounds;
@@ -245,12 +246,18 @@ typedef struct {
 
 /* A run is comparable when other processes took at most this share of the machine. */
 #define BENCH_QUIET_SHARE 0.10
-/* ...and the 1-minute load average at the start was at most this per CPU. */
-#define BENCH_QUIET_LOAD 0.5
+/* ...and at most this share was busy just before it began. (Not the load
+ * average: after one run it stays high for minutes, so the next run of an
+ * interleaved comparison was always called noisy.) */
+#define BENCH_QUIET_BEFORE 0.10
+#define BENCH_QUIET_SAMPLE_MS 2000
 bool bench_run_quiet(const bench_run_info *info);
 
 /* 1-minute load average from /proc/loadavg, or -1. */
 double bench_loadavg(void);
+
+/* The share of all CPUs busy over the next ms (the caller sleeps meanwhile). */
+double bench_busy_share(unsigned ms);
 
 void bench_print_report(FILE *out, const bench_run_info *info, const bench_row *rows, size_t n_rows,
                         const bench_memory_report *mem);

@@ -2,6 +2,8 @@
  * the broker's reaped workers and the origin. */
 #include "bench.h"
 
+#include <time.h>
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -133,6 +135,19 @@ double bench_machine_busy_ms(void)
     if (n != 8)
         return -1;
     return (double)(user + nice + sys + irq + softirq + steal) * 1e3 / (double)sysconf(_SC_CLK_TCK);
+}
+
+double bench_busy_share(unsigned ms)
+{
+    double before = bench_machine_busy_ms(), t0 = bench_now_ms();
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    double after = bench_machine_busy_ms(), wall = bench_now_ms() - t0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (before < 0 || after < 0 || wall <= 0 || cpus <= 0)
+        return -1;
+    return (after - before) / (wall * (double)cpus);
 }
 
 double bench_cpu_total(const bench_cpu *c)

@@ -359,6 +359,7 @@ int main(int argc, char **argv)
         return 1;
     bench_kernel_cost kernel;
     bench_kernel_cost_measure(&kernel);
+    double busy_share_before = bench_busy_share(BENCH_QUIET_SAMPLE_MS);
     double t_start = bench_now_ms();
     double load_before = bench_loadavg();
     double busy_before = bench_machine_busy_ms();
@@ -410,6 +411,7 @@ int main(int argc, char **argv)
                             .total_s = (bench_now_ms() - t_start) / 1e3,
                             .nproc = (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
                             .load_before = load_before, .load_after = bench_loadavg(),
+                            .busy_share_before = busy_share_before,
                             .foreign_cpu_s = foreign_ms / 1e3, .rounds = o.rounds, .kernel = kernel };
     info.machine_cpu_s = info.total_s * info.nproc;
     bench_print_report(stdout, &info, rows, n_rows, &mem);

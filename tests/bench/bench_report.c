@@ -93,10 +93,10 @@ static bool met(const bench_target_check *t)
 
 bool bench_run_quiet(const bench_run_info *info)
 {
-    /* Other processes' CPU during the run, and the load already there when
-     * it began (a busy machine at the start skews the first round). */
+    /* Other processes' CPU during the run, and how busy the machine was just
+     * before it began (a busy machine at the start skews the first round). */
     return info->machine_cpu_s > 0 && info->foreign_cpu_s <= BENCH_QUIET_SHARE * info->machine_cpu_s &&
-           info->load_before >= 0 && info->load_before <= BENCH_QUIET_LOAD * info->nproc;
+           info->busy_share_before >= 0 && info->busy_share_before <= BENCH_QUIET_BEFORE;
 }
 
 bool bench_targets_met(const bench_row *rows, size_t n_rows, const bench_memory_report *m)
@@ -117,17 +117,19 @@ void bench_print_report(FILE *out, const bench_run_info *info, const bench_row *
     fprintf(out, "\nverifetch benchmark: %u CPUs, %s\nloopback origin serving %s, keep-alive off, TLS 1.3 P-256 "
                  "with %s, scale %.2f, %u interleaved rounds, %.0f s\n",
             info->nproc, curl_version(), info->body_type, info->ca_kind, info->scale, info->rounds, info->total_s);
-    fprintf(out, "other processes used %.1f of %.1f CPU-seconds during the run (load average %.2f before, %.2f after)\n",
-            info->foreign_cpu_s, info->machine_cpu_s, info->load_before, info->load_after);
+    fprintf(out, "other processes used %.1f of %.1f CPU-seconds during the run; the machine was %.0f%% busy in the "
+                 "%.0f s before it (load average %.2f before, %.2f after)\n",
+            info->foreign_cpu_s, info->machine_cpu_s, 100 * info->busy_share_before, BENCH_QUIET_SAMPLE_MS / 1e3,
+            info->load_before, info->load_after);
     fprintf(out, "this kernel: system call %.2f us, first touch of an anonymous page %.2f us, fork + exit + wait "
                  "%.3f ms, a child's first read of a page its parent filled %.2f us (what a worker's life is made "
                  "of: compare machines by these before comparing figures)\n",
             info->kernel.syscall_us, info->kernel.page_fault_us, info->kernel.fork_exit_wait_ms,
             info->kernel.inherited_read_us);
     if (!bench_run_quiet(info))
-        fprintf(out, "NOISY RUN: other processes took over %.0f%% of the machine or the load average was above "
-                     "%.1f per CPU at the start; compare ratios only, and rerun on a quiet machine\n",
-                100 * BENCH_QUIET_SHARE, BENCH_QUIET_LOAD);
+        fprintf(out, "NOISY RUN: other processes took over %.0f%% of the machine, or it was over %.0f%% busy just "
+                     "before the start; compare ratios only, and rerun on a quiet machine\n",
+                100 * BENCH_QUIET_SHARE, 100 * BENCH_QUIET_BEFORE);
     fprintf(out, "(b) the floor = in-process fetch + the worker's extraction + the broker's judging, redaction, "
                  "receipt and JSON, no sandbox\n"
                  "per mode: median latency ms [min-max of the round medians], fetches/s [min-max]; "
@@ -337,13 +339,14 @@ int bench_write_json(const char *path, const bench_run_info *info, const bench_r
         json_array_append_new(targets, json_pack("{s:s, s:f, s:s, s:f, s:s, s:b, s:b}", "name", t[i].name,
             "value", t[i].value, "comparison", t[i].at_most ? "<=" : ">=", "limit", t[i].limit, "unit", t[i].unit,
             "measured", t[i].measured, "met", met(&t[i])));
-    json_t *doc = json_pack("{s:s, s:{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, "
+    json_t *doc = json_pack("{s:s, s:{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, "
                             "s:{s:f, s:f, s:f, s:f}}, s:o, s:o, s:o}",
         "schema", "verifetch.bench/v2",
         "run", "rounds", (json_int_t)info->rounds, "nproc", (json_int_t)info->nproc, "kernel", u.release, "machine", u.machine,
         "curl", curl_version(), "body_type", info->body_type, "ca", info->ca_kind, "scale", info->scale,
         "total_s", info->total_s,
         "loadavg_before", info->load_before, "loadavg_after", info->load_after,
+        "busy_share_before", info->busy_share_before,
         "foreign_cpu_s", info->foreign_cpu_s, "machine_cpu_s", info->machine_cpu_s, "quiet", bench_run_quiet(info),
         "kernel_cost", "syscall_us", info->kernel.syscall_us, "page_fault_us", info->kernel.page_fault_us,
         "fork_exit_wait_ms", info->kernel.fork_exit_wait_ms, "inherited_read_us", info->kernel.inherited_read_us,
