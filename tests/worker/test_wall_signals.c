@@ -1,6 +1,6 @@
 /* Markup fingerprints are found whatever the case of the page's letters
- * (the scan lowers the page eight bytes at a time, then the rest), and
- * nothing else is lowered into a match: '@', '[', '`', '{' and bytes with
+ * (the scan folds them as it reads the page in place), at any offset, and
+ * nothing else is folded into a match: '@', '[', '`', '{' and bytes with
  * the top bit set sit next to the letters' ranges. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
@@ -60,4 +60,24 @@ Test(wall_signals, a_needle_found_once_is_reported_once)
     cr_assert(has(&s, "mk:cmp=didomi"));
     cr_assert(has(&s, "mk:px-captcha"));
     cr_assert(has(&s, "mk:noscript-js"));
+}
+
+/* The tests that look past a key (what follows it, how often it occurs)
+ * fold case too, and keep to their windows. */
+Test(wall_signals, key_tests_fold_case_and_keep_to_their_windows)
+{
+    vf_wall_signals s = scan("<script>{\"IsAccessibleForFree\": FALSE}</script>");
+    cr_assert(has(&s, "mk:not-free"));
+    s = scan("<script>{\"isAccessibleForFree\": true, \"headline\": \"false\"}</script>");
+    cr_assert(!has(&s, "mk:not-free"), "'false' beyond the 24 bytes after the key");
+    s = scan("<NOSCRIPT>Please enable JavaScript to continue.</NOSCRIPT>");
+    cr_assert(has(&s, "mk:noscript-js"));
+    char html[600];
+    snprintf(html, sizeof html, "<noscript>%0310d javascript</noscript>", 0);
+    s = scan(html);
+    cr_assert(!has(&s, "mk:noscript-js"), "'javascript' beyond the 300 bytes after <noscript");
+    s = scan("<div class=Skeleton></div><div class=SKELETON></div>");
+    cr_assert(!has(&s, "mk:skeleton"), "two are not three");
+    s = scan("<div class=Skeleton></div><div class=SKELETON></div><div class=skeleton-line></div>");
+    cr_assert(has(&s, "mk:skeleton"));
 }

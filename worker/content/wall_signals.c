@@ -1,14 +1,13 @@
-/* Fingerprints are plain substring tests on a lowercased, bounded prefix of
- * the page: no regex, no parse, one pass for all needles (needle_scan.c).
+/* Fingerprints are plain substring tests, ASCII case folded, on a bounded
+ * prefix of the page: no regex, no parse, one pass for all needles
+ * (needle_scan.c).
  * Each needle was chosen because it appears on the vendor's wall page and not
  * in the script the same vendor puts on every ordinary page. */
 #include "worker/content/wall_signals.h"
 #include "worker/content/needle_scan.h"
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -141,76 +140,61 @@ static const needle_rule rules[] = {
     { "<app-root></app-root>", "mk:spa-root" },
 };
 
+/* Where needle (lower case) first starts in hay[from..n), whatever the case
+ * of the page's letters; n when nowhere. */
+static size_t find_from(const char *hay, size_t n, size_t from, const char *needle)
+{
+    size_t at = vf_needle_find_nocase(hay + from, n - from, needle);
+    return at < n - from ? from + at : n;
+}
+
 static size_t count_up_to(const char *hay, size_t n, const char *needle, size_t cap)
 {
     size_t k = strlen(needle), seen = 0;
-    const char *p = hay, *end = hay + n;
-    while (seen < cap && (p = memmem(p, (size_t)(end - p), needle, k)) != NULL) {
+    for (size_t p = 0; seen < cap && (p = find_from(hay, n, p, needle)) < n; p += k)
         seen++;
-        p += k;
-    }
     return seen;
 }
 
+/* Whether the window of up to look bytes after a key holds word. */
+static bool soon_after(const char *hay, size_t n, size_t p, size_t look, const char *word)
+{
+    size_t end = n - p < look ? n : p + look;
+    return find_from(hay, end, p, word) < end;
+}
+
 /* schema.org "isAccessibleForFree": false (JSON-LD) or content="False" (microdata). */
-static bool says_not_free(const char *low, size_t n)
+static bool says_not_free(const char *html, size_t n)
 {
     static const char key[] = "isaccessibleforfree";
-    const char *p = low, *end = low + n;
-    for (int hits = 0; hits < 16 && (p = memmem(p, (size_t)(end - p), key, sizeof key - 1)) != NULL; hits++) {
+    size_t p = 0;
+    for (int hits = 0; hits < 16 && (p = find_from(html, n, p, key)) < n; hits++) {
         p += sizeof key - 1;
-        size_t look = (size_t)(end - p) < 24 ? (size_t)(end - p) : 24;
-        if (memmem(p, look, "false", 5))
+        if (soon_after(html, n, p, 24, "false"))
             return true;
     }
     return false;
 }
 
 /* <noscript> whose first 300 bytes speak of JavaScript. */
-static bool noscript_asks_for_js(const char *low, size_t n)
+static bool noscript_asks_for_js(const char *html, size_t n)
 {
-    const char *p = low, *end = low + n;
-    for (int hits = 0; hits < 16 && (p = memmem(p, (size_t)(end - p), "<noscript", 9)) != NULL; hits++) {
+    size_t p = 0;
+    for (int hits = 0; hits < 16 && (p = find_from(html, n, p, "<noscript")) < n; hits++) {
         p += 9;
-        size_t look = (size_t)(end - p) < 300 ? (size_t)(end - p) : 300;
-        if (memmem(p, look, "javascript", 10))
+        if (soon_after(html, n, p, 300, "javascript"))
             return true;
     }
     return false;
-}
-
-/* dst = src with A-Z lowered, eight bytes at a time: for each byte, 0x80 is
- * set in "upper" exactly when it is 'A'..'Z' (the bytes with their top bit
- * set are masked out first, so no carry crosses a byte). */
-static void lower_ascii(char *dst, const char *src, size_t n)
-{
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, src + i, 8);
-        uint64_t low7 = w & ~high;
-        uint64_t ge_a = low7 + (0x80 - 'A') * ones;
-        uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones;
-        uint64_t upper = ge_a & ~gt_z & ~w & high;
-        w |= upper >> 2;
-        memcpy(dst + i, &w, 8);
-    }
-    for (; i < n; i++) {
-        char ch = src[i];
-        dst[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
-    }
 }
 
 void vf_wall_signals_scan_html(vf_wall_signals *s, const char *html, size_t len)
 {
     if (!html || len == 0)
         return;
+    /* Read in place, letters matched in either case: a lowered copy of a
+     * large page was 128 freshly faulted pages in every worker. */
     size_t n = len < VF_WALL_SCAN_BYTES ? len : VF_WALL_SCAN_BYTES;
-    char *low = malloc(n);
-    if (!low)
-        return; /* signals are advisory: none is better than a failed fetch */
-    lower_ascii(low, html, n);
     /* The rules' needles, then Incapsula's: the resource script is on every
      * protected page; the block page frames it. */
     enum { N_RULES = sizeof rules / sizeof rules[0] };
@@ -228,17 +212,16 @@ void vf_wall_signals_scan_html(vf_wall_signals *s, const char *html, size_t len)
         needles[r] = rules[r].needle;
     memcpy(needles + N_RULES, incapsula, sizeof incapsula);
     memcpy(needles + KEYS, keys, sizeof keys);
-    vf_needle_scan(low, n, needles, N_NEEDLES, found);
+    vf_needle_scan_nocase(html, n, needles, N_NEEDLES, found);
     for (size_t r = 0; r < N_RULES; r++)
         if (found[r])
             vf_wall_signals_add(s, rules[r].token);
     if (found[N_RULES] && (found[N_RULES + 1] || found[N_RULES + 2] || found[N_RULES + 3]))
         vf_wall_signals_add(s, "mk:incapsula-block");
-    if (found[KEYS] && says_not_free(low, n))
+    if (found[KEYS] && says_not_free(html, n))
         vf_wall_signals_add(s, "mk:not-free");
-    if (found[KEYS + 1] && noscript_asks_for_js(low, n))
+    if (found[KEYS + 1] && noscript_asks_for_js(html, n))
         vf_wall_signals_add(s, "mk:noscript-js");
-    if (found[KEYS + 2] && count_up_to(low, n, "skeleton", 3) >= 3)
+    if (found[KEYS + 2] && count_up_to(html, n, "skeleton", 3) >= 3)
         vf_wall_signals_add(s, "mk:skeleton");
-    free(low);
 }
