@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "worker/content/html_dom.h"
+#include "worker/content/main_content.h"
 #include "worker/content/page_map.h"
 #include "worker/content/text_buf.h"
 
@@ -185,4 +187,46 @@ Test(text_buf, take_any_refuses_a_mapping_with_a_prefix_given_back)
     cr_assert_null(vf_tbuf_take_any(&m, &len, &map_len));
     cr_assert_eq(len, 0);
     cr_assert_null(m.data);
+}
+
+/* A page of n short paragraphs, parsed. */
+static vf_dom *paragraphs(size_t n)
+{
+    static const char para[] = "<p>Paragraph: the river by the stone holds a garden, and a window.</p>";
+    size_t len = n * (sizeof para - 1);
+    char *html = malloc(len + 1);
+    cr_assert_not_null(html);
+    for (size_t i = 0; i < n; i++)
+        memcpy(html + i * (sizeof para - 1), para, sizeof para - 1);
+    html[len] = '\0';
+    vf_dom *d = vf_html_parse(html, len, NULL, NULL);
+    cr_assert_not_null(d);
+    free(html);
+    return d;
+}
+
+/* The scorer's per-element stats of a large page (20,000 paragraphs: over
+ * half a MiB) are a huge-page mapping of their own, gone once the pick is
+ * settled; a small page's come from the heap. */
+Test(page_map, a_large_pages_element_stats_are_a_mapping_of_their_own)
+{
+    vf_dom *d = paragraphs(20000);
+    vf_main_pick pick;
+    (void)vf_main_pick_content(vf_dom_root(d), &pick);
+    cr_assert_geq(pick.stats_mapped, VF_PAGE_MAP_HUGE_MIN, "stats of %zu elements are not mapped", pick.n_stats);
+    cr_assert(huge_aligned(pick.stats));
+    if (!thp_never())
+        cr_assert(vma_flag(pick.stats, "hg"), "the stats' mapping does not carry MADV_HUGEPAGE");
+    vf_main_pick_settle(vf_dom_root(d), &pick);
+    cr_assert_null(pick.stats);
+    cr_assert_eq(pick.stats_mapped, 0);
+    vf_main_pick_free(vf_dom_root(d), &pick);
+    vf_dom_free(d);
+
+    d = paragraphs(50);
+    (void)vf_main_pick_content(vf_dom_root(d), &pick);
+    cr_assert_not_null(pick.stats);
+    cr_assert_eq(pick.stats_mapped, 0, "a small page's stats come from the heap");
+    vf_main_pick_free(vf_dom_root(d), &pick);
+    vf_dom_free(d);
 }

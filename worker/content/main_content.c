@@ -2,9 +2,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "worker/content/content_hints.h"
 #include "worker/content/dom_util.h"
+#include "worker/content/page_map.h"
 #include "worker/content/tag_class.h"
 
 struct vf_node_stats {
@@ -598,11 +600,39 @@ static size_t attempt(vf_node *body, vf_main_pick *pick, int flags)
     return chars;
 }
 
+/* Zeroed stats for n elements. A large page's (15,000 paragraphs: half a
+ * MiB) get a mapping of their own in huge pages where the kernel gives them:
+ * from the heap they were mapped afresh and faulted in page by page, in a
+ * worker that lives for one page. */
+static void stats_alloc(vf_main_pick *pick, size_t n)
+{
+    if (n > SIZE_MAX / sizeof *pick->stats)
+        return;
+    size_t bytes = n * sizeof *pick->stats;
+    if (bytes < VF_PAGE_MAP_HUGE_MIN) {
+        pick->stats = calloc(n ? n : 1, sizeof *pick->stats);
+        return;
+    }
+    size_t len = vf_page_map_len(bytes);
+    pick->stats = len != SIZE_MAX ? vf_page_map_resize(NULL, 0, len) : NULL;
+    pick->stats_mapped = pick->stats ? len : 0;
+}
+
+static void stats_release(vf_main_pick *pick)
+{
+    if (pick->stats_mapped)
+        munmap(pick->stats, pick->stats_mapped);
+    else
+        free(pick->stats);
+    pick->stats = NULL;
+    pick->stats_mapped = 0;
+}
+
 bool vf_main_pick_content(vf_node *body, vf_main_pick *pick)
 {
     memset(pick, 0, sizeof *pick);
     size_t n = count_elements(body);
-    pick->stats = calloc(n ? n : 1, sizeof *pick->stats);
+    stats_alloc(pick, n);
     if (!pick->stats) {
         pick->page_chars = vf_dom_text_len(body);
         return false;
@@ -675,8 +705,7 @@ void vf_main_pick_settle(vf_node *body, vf_main_pick *pick)
                 n->flags |= VF_NODE_SKIPPED;
             n->aux = 0;
         }
-    free(pick->stats);
-    pick->stats = NULL;
+    stats_release(pick);
     pick->settled = true;
 }
 
@@ -688,6 +717,6 @@ void vf_main_pick_free(vf_node *body, vf_main_pick *pick)
                 n->flags &= (uint8_t)~VF_NODE_SKIPPED;
                 n->aux = 0;
             }
-    free(pick->stats);
+    stats_release(pick);
     memset(pick, 0, sizeof *pick);
 }

@@ -20,6 +20,7 @@
 typedef struct {
     struct vf_node_stats *stats;  /* one per element; node->aux - 1 indexes it */
     size_t n_stats;
+    size_t stats_mapped;          /* bytes when stats are a mapping of their own, else 0 */
     vf_node *parts[VF_MAIN_MAX_PARTS]; /* the pick: siblings in document order */
     size_t n_parts;
     size_t main_chars;            /* text of the pick after cleaning */
