@@ -19,41 +19,91 @@ static void expect_memmem(const char *hay, size_t n, const char *const *needles,
     }
 }
 
-static char *random_word(unsigned *seed, size_t min, size_t max)
+/* A small alphabet, so prefixes collide often; the folding tests add both
+ * cases and bytes one bit away from letters. */
+#define PLAIN_ALPHABET "abc<=\""
+#define MIXED_ALPHABET "aAbB@`<\xc1\xe1"
+
+/* len bytes drawn from alphabet, NUL-terminated. */
+static char *random_text(unsigned *seed, size_t len, const char *alphabet)
 {
-    size_t len = min + (size_t)rand_r(seed) % (max - min + 1);
+    size_t k = strlen(alphabet);
     char *w = malloc(len + 1);
+    cr_assert_not_null(w);
     for (size_t i = 0; i < len; i++)
-        w[i] = "abc<=\""[rand_r(seed) % 6];
+        w[i] = alphabet[(size_t)rand_r(seed) % k];
     w[len] = '\0';
     return w;
+}
+
+static char *random_word(unsigned *seed, size_t min, size_t max, const char *alphabet)
+{
+    return random_text(seed, min + (size_t)rand_r(seed) % (max - min + 1), alphabet);
+}
+
+enum { AT_END, AT_START, AT_RANDOM };
+
+/* Copies w into hay[0..n) flush with its end, at its start or at a random
+ * place, its letters a and b in a random case when any_case. Returns where
+ * it went, or n when it does not fit. */
+static size_t plant(unsigned *seed, char *hay, size_t n, const char *w, int where, bool any_case)
+{
+    size_t len = strlen(w);
+    if (len > n)
+        return n;
+    size_t at = where == AT_END ? n - len : where == AT_START ? 0 : (size_t)rand_r(seed) % (n - len + 1);
+    for (size_t i = 0; i < len; i++) {
+        char c = w[i];
+        if (any_case && ((c | 32) == 'a' || (c | 32) == 'b') && rand_r(seed) % 2)
+            c ^= 32; /* the other case */
+        hay[at + i] = c;
+    }
+    return at;
+}
+
+static const char *pick(unsigned *seed, char *const *words, size_t k)
+{
+    return words[(size_t)rand_r(seed) % k];
+}
+
+/* One round of a test: up to max_k needles of min_len..max_len bytes and
+ * up to max_n bytes of text, all from alphabet. */
+typedef struct {
+    char *needles[150];
+    size_t k;
+    char *hay;
+    size_t n;
+} trial;
+
+static void trial_make(trial *t, unsigned *seed, size_t max_k, size_t min_len, size_t max_len, size_t max_n,
+                       const char *alphabet)
+{
+    cr_assert_leq(max_k, sizeof t->needles / sizeof t->needles[0]);
+    t->k = 1 + (size_t)rand_r(seed) % max_k;
+    for (size_t i = 0; i < t->k; i++)
+        t->needles[i] = random_word(seed, min_len, max_len, alphabet);
+    t->n = (size_t)rand_r(seed) % max_n;
+    t->hay = random_text(seed, t->n, alphabet);
+}
+
+static void trial_free(trial *t)
+{
+    for (size_t i = 0; i < t->k; i++)
+        free(t->needles[i]);
+    free(t->hay);
 }
 
 Test(needle_scan, agrees_with_memmem_on_random_text)
 {
     unsigned seed = 12345;
     for (int round = 0; round < 400; round++) {
-        size_t k = 1 + (size_t)rand_r(&seed) % 150;
-        char *needles[150];
-        for (size_t i = 0; i < k; i++)
-            needles[i] = random_word(&seed, 1, 9);
-        size_t n = (size_t)rand_r(&seed) % 600;
-        char *hay = malloc(n + 1);
-        for (size_t i = 0; i < n; i++)
-            hay[i] = "abc<=\""[rand_r(&seed) % 6];
+        trial t;
+        trial_make(&t, &seed, 150, 1, 9, 600, PLAIN_ALPHABET);
         /* Plant some needles whole, one of them flush with the end. */
-        for (int p = 0; p < 3 && n > 0; p++) {
-            const char *w = needles[(size_t)rand_r(&seed) % k];
-            size_t len = strlen(w);
-            if (len <= n) {
-                size_t at = p == 0 ? n - len : (size_t)rand_r(&seed) % (n - len + 1);
-                memcpy(hay + at, w, len);
-            }
-        }
-        expect_memmem(hay, n, (const char *const *)needles, k);
-        free(hay);
-        for (size_t i = 0; i < k; i++)
-            free(needles[i]);
+        for (int p = 0; p < 3; p++)
+            plant(&seed, t.hay, t.n, pick(&seed, t.needles, t.k), p == 0 ? AT_END : AT_RANDOM, false);
+        expect_memmem(t.hay, t.n, (const char *const *)t.needles, t.k);
+        trial_free(&t);
     }
 }
 
@@ -64,28 +114,16 @@ Test(needle_scan, long_needles_skip_ahead_and_miss_nothing)
 {
     unsigned seed = 777;
     for (int round = 0; round < 300; round++) {
-        size_t k = 1 + (size_t)rand_r(&seed) % 70;
-        char *needles[70];
-        for (size_t i = 0; i < k; i++)
-            needles[i] = random_word(&seed, 4 + (size_t)round % 8, 24);
-        size_t n = (size_t)rand_r(&seed) % 4000;
-        char *hay = malloc(n + 1);
-        for (size_t i = 0; i < n; i++)
-            hay[i] = "abc<=\""[rand_r(&seed) % 6];
-        for (int p = 0; p < 6 && n > 0; p++) {
-            const char *w = needles[(size_t)rand_r(&seed) % k];
-            size_t len = strlen(w);
-            if (len <= n) {
-                size_t at = p == 0 ? n - len : p == 1 ? 0 : (size_t)rand_r(&seed) % (n - len + 1);
-                memcpy(hay + at, w, len);
-                if (p == 5)
-                    hay[at + len - 1] = 'z'; /* not in the alphabet: a near miss */
-            }
+        trial t;
+        trial_make(&t, &seed, 70, 4 + (size_t)round % 8, 24, 4000, PLAIN_ALPHABET);
+        for (int p = 0; p < 6; p++) {
+            const char *w = pick(&seed, t.needles, t.k);
+            size_t at = plant(&seed, t.hay, t.n, w, p == 0 ? AT_END : p == 1 ? AT_START : AT_RANDOM, false);
+            if (p == 5 && at < t.n)
+                t.hay[at + strlen(w) - 1] = 'z'; /* not in the alphabet: a near miss */
         }
-        expect_memmem(hay, n, (const char *const *)needles, k);
-        free(hay);
-        for (size_t i = 0; i < k; i++)
-            free(needles[i]);
+        expect_memmem(t.hay, t.n, (const char *const *)t.needles, t.k);
+        trial_free(&t);
     }
 }
 
@@ -129,16 +167,6 @@ static size_t lowered_find(const char *hay, size_t n, const char *needle)
     return where;
 }
 
-static char *mixed_word(unsigned *seed, size_t min, size_t max)
-{
-    size_t len = min + (size_t)rand_r(seed) % (max - min + 1);
-    char *w = malloc(len + 1);
-    for (size_t i = 0; i < len; i++)
-        w[i] = "aAbB@`<\xc1\xe1"[rand_r(seed) % 9];
-    w[len] = '\0';
-    return w;
-}
-
 /* Folded: found and the leftmost start agree with lowering both sides first,
  * on text where letters come in both cases and '@', '`', 0xC1 and 0xE1 sit
  * one bit away from them; needles planted in a random case. */
@@ -146,38 +174,19 @@ Test(needle_scan, nocase_agrees_with_lowering_first)
 {
     unsigned seed = 4242;
     for (int round = 0; round < 400; round++) {
-        size_t k = 1 + (size_t)rand_r(&seed) % 80;
-        char *needles[80];
-        for (size_t i = 0; i < k; i++)
-            needles[i] = mixed_word(&seed, 1 + (size_t)round % 3, 10);
-        size_t n = (size_t)rand_r(&seed) % 1500;
-        char *hay = malloc(n + 1);
-        for (size_t i = 0; i < n; i++)
-            hay[i] = "aAbB@`<\xc1\xe1"[rand_r(&seed) % 9];
-        for (int p = 0; p < 4 && n > 0; p++) {
-            const char *w = needles[(size_t)rand_r(&seed) % k];
-            size_t len = strlen(w);
-            if (len <= n) {
-                size_t at = p == 0 ? n - len : (size_t)rand_r(&seed) % (n - len + 1);
-                for (size_t i = 0; i < len; i++) {
-                    char c = w[i];
-                    if (((c | 32) == 'a' || (c | 32) == 'b') && rand_r(&seed) % 2)
-                        c ^= 32; /* the other case */
-                    hay[at + i] = c;
-                }
-            }
-        }
+        trial t;
+        trial_make(&t, &seed, 80, 1 + (size_t)round % 3, 10, 1500, MIXED_ALPHABET);
+        for (int p = 0; p < 4; p++)
+            plant(&seed, t.hay, t.n, pick(&seed, t.needles, t.k), p == 0 ? AT_END : AT_RANDOM, true);
         bool found[80] = { false };
-        vf_needle_scan_nocase(hay, n, (const char *const *)needles, k, found);
-        for (size_t i = 0; i < k; i++) {
-            size_t want = lowered_find(hay, n, needles[i]);
-            bool want_found = want < n || needles[i][0] == '\0';
-            cr_assert_eq(found[i], want_found, "needle '%s' in %zu bytes", needles[i], n);
-            cr_assert_eq(vf_needle_find_nocase(hay, n, needles[i]), want, "needle '%s' in %zu bytes", needles[i], n);
+        vf_needle_scan_nocase(t.hay, t.n, (const char *const *)t.needles, t.k, found);
+        for (size_t i = 0; i < t.k; i++) {
+            const char *w = t.needles[i];
+            size_t want = lowered_find(t.hay, t.n, w);
+            cr_assert_eq(found[i], want < t.n || w[0] == '\0', "needle '%s' in %zu bytes", w, t.n);
+            cr_assert_eq(vf_needle_find_nocase(t.hay, t.n, w), want, "needle '%s' in %zu bytes", w, t.n);
         }
-        free(hay);
-        for (size_t i = 0; i < k; i++)
-            free(needles[i]);
+        trial_free(&t);
     }
 }
 
