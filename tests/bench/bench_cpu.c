@@ -2,14 +2,13 @@
  * the broker's reaped workers and the origin. */
 #include "bench.h"
 
-#include <time.h>
-
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static double tv_ms(struct timeval tv)
