@@ -3,15 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "broker/api/answer_blocks.h"
 #include "broker/judge/json_out.h"
-
-/* Strings this long are streamed; shorter ones are written inline. */
-#define HOLE_MIN (16u * 1024u)
-#define BLOCK_SIZE (32u * 1024u)
-/* Answers up to this size are written whole into one buffer: libmicrohttpd
- * then sends head and body in one sendmsg(), where a streamed answer costs a
- * send for the head, a wake-up and a send per block. */
-#define WHOLE_MAX (64u * 1024u)
 
 static ssize_t produce(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -47,10 +40,10 @@ static struct MHD_Response *whole(vf_json_stream *st, size_t total)
 struct MHD_Response *vf_json_response(json_t *doc, size_t *body_len)
 {
     size_t total = 0;
-    vf_json_stream *st = vf_json_stream_new(doc, HOLE_MIN, &total);
+    vf_json_stream *st = vf_json_stream_new(doc, VF_ANSWER_HOLE_MIN, &total);
     if (!st)
         return NULL;
-    if (total <= WHOLE_MAX) {
+    if (total <= VF_ANSWER_WHOLE_MAX) {
         struct MHD_Response *r = whole(st, total);
         if (r)
             *body_len = total;
@@ -58,7 +51,7 @@ struct MHD_Response *vf_json_response(json_t *doc, size_t *body_len)
     }
     /* libmicrohttpd callocs the block with the response: a small answer (a
      * 503, an error, health) gets a block its size, not 32 KiB zeroed. */
-    size_t block = total < BLOCK_SIZE ? (total ? total : 1) : BLOCK_SIZE;
+    size_t block = total < VF_ANSWER_BLOCK ? (total ? total : 1) : VF_ANSWER_BLOCK;
     struct MHD_Response *r = MHD_create_response_from_callback(total, block, produce, st, release);
     if (!r) {
         vf_json_stream_free(st);
