@@ -2,9 +2,11 @@
  * sandbox, no IPC and no extra copies -- a fresh libcurl fetch, then the very
  * code the worker and the broker run on the body (the worker's text library:
  * charset + HTML extraction; the broker's judge: UTF-8 check, classify with
- * must_contain, redaction and the receipt, the same JSON writer). verifetch
- * can only approach this; the ratio to it is what isolation costs. */
+ * must_contain, redaction and the receipt, the same JSON writer, the answer
+ * cut up as the broker sends it: bench_answer.c). verifetch can only
+ * approach this; the ratio to it is what isolation costs. */
 #include "bench.h"
+#include "bench_answer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,6 @@
 #include <curl/curl.h>
 
 #include "broker/judge/classify.h"
-#include "broker/judge/json_out.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact.h"
 #include "broker/judge/utf8_text.h"
@@ -97,12 +98,9 @@ static size_t judge_and_answer(const bench_target *t, const char *ctype, long st
                              .content_chars = chars, .text = text, .text_len = text_len, .final_url = t->url,
                              .tenant = "bench", .order_reason = "static" };
     json_t *doc = vf_tool_result_build(&rin, redactor);
-    size_t len = 0;
-    char *answer = vf_json_dump(doc, &len);
-    json_decref(doc);
-    bool ok = answer && strstr(answer, "\"status\":\"success\"");
-    free(answer);
-    if (!ok) {
+    bool success = false;
+    size_t len = doc ? bench_answer_write(doc, &success) : 0;
+    if (!len || !success) {
         snprintf(err, errlen, "floor: answer could not be built");
         return 0;
     }

@@ -12,13 +12,13 @@
 #include <time.h>
 
 #include "broker/judge/classify.h"
-#include "broker/judge/json_out.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact.h"
 #include "broker/judge/utf8_text.h"
 #include "worker/content/extract.h"
 #include "worker/content/wall_signals.h"
 
+#include "bench_answer.h"
 #include "bench_page.h"
 
 static double cpu_ms(void)
@@ -80,12 +80,11 @@ int main(int argc, char **argv)
                                  .content_chars = chars, .text = ex.text, .text_len = ex.text_len,
                                  .final_url = url, .tenant = "bench", .order_reason = "static" };
         json_t *doc = vf_tool_result_build(&rin, redactor);
-        char *answer = vf_json_dump(doc, &answer_len);
-        json_decref(doc);
+        bool success = false;
+        answer_len = doc ? bench_answer_write(doc, &success) : 0;
         double t2 = cpu_ms();
-        if (!answer || rec.outcome != VF_OUTCOME_OK)
+        if (!answer_len || !success || rec.outcome != VF_OUTCOME_OK)
             return 1;
-        free(answer);
         text_len = ex.text_len;
         vf_extracted_free(&ex);
         ext_ms[r] = t1 - t0;
