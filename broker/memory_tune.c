@@ -27,13 +27,8 @@
 static atomic_bool trim_due;
 static _Atomic int64_t last_done_ms;
 
-void vf_memory_tune_startup(void)
+void vf_memory_reuse_page_buffers(void)
 {
-    /* One arena: glibc's malloc_trim gives back the top of the main heap
-     * only, so free memory at the top of a thread arena would stay with the
-     * broker for good once large buffers come from the heap. Small
-     * allocations go through each thread's cache and seldom take its lock. */
-    mallopt(M_ARENA_MAX, 1);
     /* A fixed threshold stops glibc raising it to the largest block ever
      * freed (up to 32 MiB), so an 8 MiB page's buffers stay mapped for
      * themselves and the peak is what is live. Buffers of a 1 MiB page come
@@ -44,6 +39,16 @@ void vf_memory_tune_startup(void)
     /* free() would otherwise hand the heap's top back after every large
      * lookup; the idle trim below does it once the burst is over. */
     mallopt(M_TRIM_THRESHOLD, 8 * HEAP_BUFFER_MAX);
+}
+
+void vf_memory_tune_startup(void)
+{
+    /* One arena: glibc's malloc_trim gives back the top of the main heap
+     * only, so free memory at the top of a thread arena would stay with the
+     * broker for good once large buffers come from the heap. Small
+     * allocations go through each thread's cache and seldom take its lock. */
+    mallopt(M_ARENA_MAX, 1);
+    vf_memory_reuse_page_buffers();
 }
 
 void vf_memory_note_response(size_t bytes)

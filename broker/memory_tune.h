@@ -15,6 +15,11 @@
  * for themselves (and so unmapped on free), smaller ones reused from the heap. */
 void vf_memory_tune_startup(void);
 
+/* Its thresholds alone (a 1 MiB page's buffers reused from the heap, an
+ * 8 MiB page's mapped for themselves), without the one-arena limit, which
+ * trades CPU under contention for a smaller idle heap. */
+void vf_memory_reuse_page_buffers(void);
+
 /* A response of this many bytes was built; large ones mark the heap for a trim. */
 void vf_memory_note_response(size_t bytes);
 
