@@ -15,6 +15,7 @@
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact.h"
 #include "broker/judge/utf8_text.h"
+#include "broker/memory_tune.h"
 #include "worker/content/extract.h"
 #include "worker/content/wall_signals.h"
 
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [BYTES>=256 [REPS 1..10000 [html|text]]]\n", argv[0]);
         return 2;
     }
+    vf_memory_reuse_page_buffers(); /* as the floor does (bench_main.c) */
     const char *url = "http://127.0.0.1/page";
     const char *ctype = html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
     char err[256];
