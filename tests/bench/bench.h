@@ -100,8 +100,10 @@ typedef struct {
     double client_ms;            /* this process: libcurl fetches or the lookup client */
     double curl_ms;              /* reaped children of this process: the curl processes */
     double broker_ms;            /* verifetchd, all its threads */
-    double workers_ms;           /* workers reaped by the broker or by its zygote (cutime+cstime) */
-    double zygote_ms;            /* the zygote itself, when the broker runs one */
+    double workers_ms;           /* reaped by the broker or by its children (cutime+cstime): the
+                                    workers, and zygotes that have been retired */
+    double zygote_ms;            /* the broker's children themselves: its zygote (and a retiring
+                                    one), or fresh-spawned workers not yet reaped */
     double origin_ms;
     double kthreads_ms;          /* kernel threads, machine-wide: e.g. the deferred teardown of a
                                     worker's network namespace runs in a kworker, not in the worker */

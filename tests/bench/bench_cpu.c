@@ -1,6 +1,7 @@
 /* Who spent the CPU: this process, its reaped curl children, the broker,
  * the broker's reaped workers and the origin. */
 #include "bench.h"
+#include "proc_inspect.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -10,6 +11,10 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Zygotes (one, and a few retiring) and fresh-spawned workers (the broker's
+ * worker.max_concurrent, 64 in the benchmark's configuration). */
+#define BROKER_CHILDREN_MAX 256
 
 static double tv_ms(struct timeval tv)
 {
@@ -49,6 +54,36 @@ static void proc_cpu(pid_t pid, double *own_ms, double *children_ms)
     unsigned long long start;
     snprintf(name, sizeof name, "%d", (int)pid);
     proc_stat(name, &ppid, &start, own_ms, children_ms);
+}
+
+/* The broker, its children and what they reaped. Every child counts, not one
+ * zygote found by its command line: a retired zygote drains beside the new
+ * one for a while, and once it exits it is a zombie without a command line
+ * until the broker reaps it. A child's own and reaped time (a zygote's
+ * workers) count until the broker reaps it, and then all of it is in the
+ * broker's reaped time, so the sum never drops and one cell cannot lose a
+ * zygote's history to the next. A child reaped while the children are being
+ * read would count twice or not at all: the broker's reaped time moves then,
+ * and the reading is taken again. */
+static void broker_tree_cpu(pid_t broker, bench_cpu *out)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        double reaped_before, reaped_after;
+        proc_cpu(broker, &out->broker_ms, &reaped_before);
+        out->zygote_ms = 0;
+        out->workers_ms = reaped_before;
+        pid_t kids[BROKER_CHILDREN_MAX];
+        size_t n = pi_children(broker, kids, BROKER_CHILDREN_MAX);
+        for (size_t i = 0; i < n; i++) {
+            double own, reaped;
+            proc_cpu(kids[i], &own, &reaped);
+            out->zygote_ms += own;
+            out->workers_ms += reaped;
+        }
+        proc_cpu(broker, &out->broker_ms, &reaped_after);
+        if (reaped_after == reaped_before)
+            return;
+    }
 }
 
 /* Kernel threads (kthreadd, pid 2, and its children) come and go, and an
@@ -110,14 +145,7 @@ void bench_cpu_snapshot(const struct bench_env *e, bench_cpu *out)
     out->client_ms = tv_ms(self.ru_utime) + tv_ms(self.ru_stime);
     out->curl_ms = tv_ms(kids.ru_utime) + tv_ms(kids.ru_stime);
     double unused;
-    proc_cpu(e->broker_pid, &out->broker_ms, &out->workers_ms);
-    /* With a zygote, workers are its children: their time lands in its cutime. */
-    pid_t zygote = bench_find_zygote(e->broker_pid);
-    if (zygote > 0) {
-        double reaped;
-        proc_cpu(zygote, &out->zygote_ms, &reaped);
-        out->workers_ms += reaped;
-    }
+    broker_tree_cpu(e->broker_pid, out);
     proc_cpu(e->origin_pid, &out->origin_ms, &unused);
     out->kthreads_ms = bench_kthreads_ms();
 }
