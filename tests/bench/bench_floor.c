@@ -15,10 +15,12 @@
 #include <curl/curl.h>
 
 #include "broker/judge/classify.h"
+#include "broker/judge/page_evidence.h"
 #include "broker/judge/receipt.h"
 #include "broker/judge/redact.h"
 #include "broker/judge/utf8_text.h"
 #include "worker/content/extract.h"
+#include "worker/content/wall_signals.h"
 
 #define FLOOR_TIMEOUT_MS 20000L
 
@@ -77,15 +79,19 @@ void bench_floor_teardown(void)
 
 /* The broker's part on an extracted text, as vf_lookup_run does it for one
  * successful attempt; returns the JSON answer's length, 0 on failure. */
-static size_t judge_and_answer(const bench_target *t, const char *ctype, long status, const char *text,
-                               size_t text_len, char *err, size_t errlen)
+static size_t judge_and_answer(const bench_target *t, const char *ctype, long status, const vf_extracted *ex,
+                               char *err, size_t errlen)
 {
+    const char *text = ex->text;
+    size_t text_len = ex->text_len;
     if (!vf_utf8_is_clean(text, text_len)) {
         snprintf(err, errlen, "floor: extracted text is not clean UTF-8");
         return 0;
     }
+    vf_page_evidence ev;
     vf_classify_input in = { .http_status = (int)status, .content_type = ctype, .text = text,
-                             .text_len = text_len, .must_contain = "Paragraph 0:", .min_chars = 1 };
+                             .text_len = text_len, .must_contain = "Paragraph 0:", .min_chars = 1,
+                             .page = vf_page_evidence_from_meta(ex->has_meta ? &ex->meta : NULL, &ev) };
     vf_attempt_record rec = { .provider = "direct", .http_status = (int)status };
     size_t chars = 0;
     rec.outcome = vf_classify(classifier, &in, rec.detail, sizeof rec.detail, &chars);
@@ -137,8 +143,11 @@ static int floor_fetch(const bench_target *t, void *state, char *err, size_t err
                  t->body_bytes);
         goto out;
     }
+    /* As the worker does for a page (worker_job.c): wall-signal fingerprints of
+     * the raw body, then extraction with default rendering. */
+    vf_wall_signals walls = { 0 };
+    vf_wall_signals_scan_html(&walls, body.data ? body.data : "", body.len);
     vf_extracted ex = { 0 };
-    /* As the worker calls it for a lookup with default rendering. */
     vf_extract_opts xo = { .render = 0, .page_url = t->url };
     if (!vf_extract_with(&xo, VF_MODE_RAW, NULL, (int)status, ctype, body.data ? body.data : "", body.len,
                          BENCH_MAX_BODY_BYTES, &ex)) {
@@ -149,7 +158,9 @@ static int floor_fetch(const bench_target *t, void *state, char *err, size_t err
      * sends only the text). */
     free(body.data);
     body.data = NULL;
-    if (judge_and_answer(t, ctype, status, ex.text, ex.text_len, err, errlen) > 0)
+    for (size_t i = 0; ex.has_meta && i < walls.n; i++)
+        (void)vf_page_meta_add_signal(&ex.meta, walls.tok[i]);
+    if (judge_and_answer(t, ctype, status, &ex, err, errlen) > 0)
         result = 0;
     vf_extracted_free(&ex);
 out:
