@@ -1,10 +1,11 @@
 /* (b) The floor: everything a lookup must do, in one process with no
  * sandbox, no IPC and no extra copies -- a fresh libcurl fetch, then the very
- * code the worker and the broker run on the body (the worker's text library:
- * charset + HTML extraction; the broker's judge: UTF-8 check, classify with
- * must_contain, redaction and the receipt, the same JSON writer, the answer
- * cut up as the broker sends it: bench_answer.c). verifetch can only
- * approach this; the ratio to it is what isolation costs. */
+ * code the worker and the broker run on the body (the worker's wall
+ * fingerprints and text library: charset + HTML extraction + page metadata;
+ * the broker's judge: UTF-8 check, classify with must_contain and the page's
+ * evidence, redaction and the receipt, the same JSON writer, the answer cut
+ * up as the broker sends it: bench_answer.c). verifetch can only approach
+ * this; the ratio to it is what isolation costs. */
 #include "bench.h"
 #include "bench_answer.h"
 
