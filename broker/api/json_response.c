@@ -20,18 +20,9 @@ static void release(void *cls)
 
 static struct MHD_Response *whole(vf_json_stream *st, size_t total)
 {
-    size_t room = total + 8;   /* a read is given room for the longest escape (6) */
-    char *body = malloc(room);
-    size_t got = 0;
-    while (body && got < total) {
-        size_t n = vf_json_stream_read(st, body + got, room - got);
-        if (n == 0)
-            break;
-        got += n;
-    }
+    char *body = vf_json_stream_read_all(st, total);
     vf_json_stream_free(st);
-    struct MHD_Response *r = body && got == total ?
-        MHD_create_response_from_buffer_with_free_callback(total, body, free) : NULL;
+    struct MHD_Response *r = body ? MHD_create_response_from_buffer_with_free_callback(total, body, free) : NULL;
     if (!r)
         free(body);
     return r;

@@ -439,6 +439,26 @@ size_t vf_json_stream_read(vf_json_stream *st, char *buf, size_t max)
     return out;
 }
 
+char *vf_json_stream_read_all(vf_json_stream *st, size_t total)
+{
+    size_t room = total + 8;   /* a read is given room for the longest escape (6) */
+    char *buf = malloc(room);
+    size_t got = 0;
+    while (buf && got < total) {
+        size_t n = vf_json_stream_read(st, buf + got, room - 1 - got);
+        if (n == 0)
+            break;
+        got += n;
+    }
+    if (buf && got != total) {
+        free(buf);
+        return NULL;
+    }
+    if (buf)
+        buf[total] = '\0';
+    return buf;
+}
+
 void vf_json_stream_free(vf_json_stream *st)
 {
     if (!st)

@@ -57,6 +57,9 @@ typedef struct vf_json_stream vf_json_stream;
 vf_json_stream *vf_json_stream_new(json_t *doc, size_t min_hole, size_t *total);
 /* Next bytes into buf (max >= 6, the longest escape); 0 only at the end. */
 size_t vf_json_stream_read(vf_json_stream *st, char *buf, size_t max);
+/* Everything (total bytes, as vf_json_stream_new said) into one malloc'd,
+ * NUL-terminated buffer; NULL when out of memory. */
+char *vf_json_stream_read_all(vf_json_stream *st, size_t total);
 void vf_json_stream_free(vf_json_stream *st);
 
 #endif

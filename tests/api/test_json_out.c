@@ -105,6 +105,15 @@ static void stream_same_as_jansson(json_t *doc, size_t min_hole)
         cr_assert_eq(memcmp(got, want, total), 0, "piece size %zu: bytes differ", pieces[p]);
         free(got);
     }
+    /* Read all at once, as a small answer is: the same bytes, NUL-terminated. */
+    size_t total = 0;
+    vf_json_stream *st = vf_json_stream_new(json_incref(doc), min_hole, &total);
+    cr_assert_not_null(st);
+    char *all = vf_json_stream_read_all(st, total);
+    vf_json_stream_free(st);
+    cr_assert_not_null(all);
+    cr_assert_str_eq(all, want, "read all at once: bytes differ");
+    free(all);
     free(want);
     json_decref(doc);
 }

@@ -8,28 +8,15 @@
 
 #define SUCCESS_MARK "\"status\":\"success\""
 
-/* A read is given room for the longest escape (6 bytes), as json_response.c
- * gives it, and one byte more for the NUL strstr needs. */
-#define ESCAPE_ROOM 8
-
 /* One buffer for the whole answer, as json_response.c's whole(). */
 static bool write_whole(vf_json_stream *st, size_t total, bool *success)
 {
-    char *buf = malloc(total + ESCAPE_ROOM);
-    size_t got = 0;
-    while (buf && got < total) {
-        size_t n = vf_json_stream_read(st, buf + got, total + ESCAPE_ROOM - 1 - got);
-        if (n == 0)
-            break;
-        got += n;
-    }
-    bool ok = buf && got == total;
-    if (ok) {
-        buf[got] = '\0';
-        *success = strstr(buf, SUCCESS_MARK) != NULL;
-    }
+    char *buf = vf_json_stream_read_all(st, total);
+    if (!buf)
+        return false;
+    *success = strstr(buf, SUCCESS_MARK) != NULL;
     free(buf);
-    return ok;
+    return true;
 }
 
 /* One block, refilled until the end; the status is in the first block (the
@@ -48,8 +35,9 @@ static bool write_blocks(vf_json_stream *st, size_t total, bool *success)
         }
         got += n;
     }
+    bool ok = block && got == total;
     free(block);
-    return block && got == total;
+    return ok;
 }
 
 size_t bench_answer_write(json_t *doc, bool *success)
