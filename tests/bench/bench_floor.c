@@ -7,7 +7,7 @@
  * up as the broker sends it: bench_answer.c). verifetch can only approach
  * this; the ratio to it is what isolation costs. */
 #include "bench.h"
-#include "bench_answer.h"
+#include "bench_judge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +15,6 @@
 
 #include <curl/curl.h>
 
-#include "broker/judge/classify.h"
-#include "broker/judge/page_evidence.h"
-#include "broker/judge/receipt.h"
-#include "broker/judge/redact.h"
-#include "broker/judge/utf8_text.h"
 #include "worker/content/extract.h"
 #include "worker/content/wall_signals.h"
 
@@ -30,10 +25,6 @@ typedef struct {
     size_t len, cap, max;
     bool too_big;
 } body_buf;
-
-/* Shared by every thread: both are immutable once built (as in the broker). */
-static vf_redactor *redactor;
-static vf_classifier *classifier;
 
 static size_t collect(char *p, size_t size, size_t n, void *user)
 {
@@ -61,9 +52,7 @@ static size_t collect(char *p, size_t size, size_t n, void *user)
 int bench_floor_setup(void)
 {
     char err[256];
-    redactor = vf_redactor_new(NULL, 0, err, sizeof err);
-    classifier = redactor ? vf_classifier_new(NULL, 0, err, sizeof err) : NULL;
-    if (!classifier) {
+    if (bench_judge_setup(err, sizeof err) != 0) {
         fprintf(stderr, "bench: floor set-up failed: %s\n", err);
         return -1;
     }
@@ -72,46 +61,7 @@ int bench_floor_setup(void)
 
 void bench_floor_teardown(void)
 {
-    vf_classifier_free(classifier);
-    vf_redactor_free(redactor);
-    classifier = NULL;
-    redactor = NULL;
-}
-
-/* The broker's part on an extracted text, as vf_lookup_run does it for one
- * successful attempt; returns the JSON answer's length, 0 on failure. */
-static size_t judge_and_answer(const bench_target *t, const char *ctype, long status, const vf_extracted *ex,
-                               char *err, size_t errlen)
-{
-    const char *text = ex->text;
-    size_t text_len = ex->text_len;
-    if (!vf_utf8_is_clean(text, text_len)) {
-        snprintf(err, errlen, "floor: extracted text is not clean UTF-8");
-        return 0;
-    }
-    vf_page_evidence ev;
-    vf_classify_input in = { .http_status = (int)status, .content_type = ctype, .text = text,
-                             .text_len = text_len, .must_contain = "Paragraph 0:", .min_chars = 1,
-                             .page = vf_page_evidence_from_meta(ex->has_meta ? &ex->meta : NULL, &ev) };
-    vf_attempt_record rec = { .provider = "direct", .http_status = (int)status };
-    size_t chars = 0;
-    rec.outcome = vf_classify(classifier, &in, rec.detail, sizeof rec.detail, &chars);
-    if (rec.outcome != VF_OUTCOME_OK || chars < t->min_text_chars) {
-        snprintf(err, errlen, "floor: page judged unusable (%s, %zu chars)", rec.detail, chars);
-        return 0;
-    }
-    vf_receipt_input rin = { .url = t->url, .max_attempts = 1, .providers_available = 1, .log = &rec,
-                             .n_attempts = 1, .provider_used = "direct", .failure = VF_FAIL_NONE,
-                             .content_chars = chars, .text = text, .text_len = text_len, .final_url = t->url,
-                             .tenant = "bench", .order_reason = "static" };
-    json_t *doc = vf_tool_result_build(&rin, redactor);
-    bool success = false;
-    size_t len = doc ? bench_answer_write(doc, &success) : 0;
-    if (!len || !success) {
-        snprintf(err, errlen, "floor: answer could not be built");
-        return 0;
-    }
-    return len;
+    bench_judge_teardown();
 }
 
 static int floor_fetch(const bench_target *t, void *state, char *err, size_t errlen)
@@ -159,9 +109,7 @@ static int floor_fetch(const bench_target *t, void *state, char *err, size_t err
      * sends only the text). */
     free(body.data);
     body.data = NULL;
-    for (size_t i = 0; ex.has_meta && i < walls.n; i++)
-        (void)vf_page_meta_add_signal(&ex.meta, walls.tok[i]);
-    if (judge_and_answer(t, ctype, status, &ex, err, errlen) > 0)
+    if (bench_judge_page(t->url, ctype, status, &ex, &walls, t->min_text_chars, err, errlen) > 0)
         result = 0;
     vf_extracted_free(&ex);
 out:

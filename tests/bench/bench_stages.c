@@ -11,15 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker/judge/classify.h"
-#include "broker/judge/receipt.h"
-#include "broker/judge/redact.h"
-#include "broker/judge/utf8_text.h"
 #include "broker/memory_tune.h"
-#include "worker/content/extract.h"
-#include "worker/content/wall_signals.h"
 
-#include "bench_answer.h"
+#include "bench_judge.h"
 #include "bench_page.h"
 
 static double cpu_ms(void)
@@ -48,12 +42,14 @@ int main(int argc, char **argv)
     const char *url = "http://127.0.0.1/page";
     const char *ctype = html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
     char err[256];
-    vf_redactor *redactor = vf_redactor_new(NULL, 0, err, sizeof err);
-    vf_classifier *classifier = redactor ? vf_classifier_new(NULL, 0, err, sizeof err) : NULL;
+    if (bench_judge_setup(err, sizeof err) != 0) {
+        fprintf(stderr, "set-up failed: %s\n", err);
+        return 1;
+    }
     char *body = bench_page_body(bytes, html);
     double *ext_ms = calloc((size_t)reps, sizeof *ext_ms), *judge_ms = calloc((size_t)reps, sizeof *judge_ms),
            *wall_ms = calloc((size_t)reps, sizeof *wall_ms);
-    if (!classifier || !body || !ext_ms || !judge_ms || !wall_ms) {
+    if (!body || !ext_ms || !judge_ms || !wall_ms) {
         fprintf(stderr, "set-up failed\n");
         return 1;
     }
@@ -70,23 +66,12 @@ int main(int argc, char **argv)
         if (!vf_extract_with(&xo, VF_MODE_RAW, NULL, 200, ctype, body, bytes, 16u << 20, &ex))
             return 1;
         double t1 = cpu_ms();
-        if (!vf_utf8_is_clean(ex.text, ex.text_len))
-            return 1;
-        vf_classify_input in = { .http_status = 200, .content_type = ctype, .text = ex.text,
-                                 .text_len = ex.text_len, .must_contain = "Paragraph 0:", .min_chars = 1 };
-        vf_attempt_record rec = { .provider = "direct", .http_status = 200 };
-        size_t chars = 0;
-        rec.outcome = vf_classify(classifier, &in, rec.detail, sizeof rec.detail, &chars);
-        vf_receipt_input rin = { .url = url, .max_attempts = 1, .providers_available = 1, .log = &rec,
-                                 .n_attempts = 1, .provider_used = "direct", .failure = VF_FAIL_NONE,
-                                 .content_chars = chars, .text = ex.text, .text_len = ex.text_len,
-                                 .final_url = url, .tenant = "bench", .order_reason = "static" };
-        json_t *doc = vf_tool_result_build(&rin, redactor);
-        bool success = false;
-        answer_len = doc ? bench_answer_write(doc, &success) : 0;
+        answer_len = bench_judge_page(url, ctype, 200, &ex, &walls, 1, err, sizeof err);
         double t2 = cpu_ms();
-        if (!answer_len || !success || rec.outcome != VF_OUTCOME_OK)
+        if (!answer_len) {
+            fprintf(stderr, "%s\n", err);
             return 1;
+        }
         text_len = ex.text_len;
         vf_extracted_free(&ex);
         ext_ms[r] = t1 - t0;
@@ -103,7 +88,6 @@ int main(int argc, char **argv)
     free(ext_ms);
     free(judge_ms);
     free(body);
-    vf_classifier_free(classifier);
-    vf_redactor_free(redactor);
+    bench_judge_teardown();
     return 0;
 }
