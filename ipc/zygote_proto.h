@@ -60,6 +60,7 @@ typedef struct {
     uint32_t pool;      /* HELLO: workers kept forked and ready */
     uint32_t ca_certs;  /* HELLO: certificates in the parsed CA (0: none given) */
     uint32_t kill_after_ms; /* CLAIMED: SIGKILL the worker if it still runs after this */
+    uint32_t killed_at_deadline; /* EXITED: 1 when the zygote killed it at that time */
     char detail[VF_ZY_DETAIL]; /* HELLO/REFUSED: NUL-terminated reason or summary */
 } vf_zy_msg;
 

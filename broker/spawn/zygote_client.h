@@ -129,7 +129,8 @@ unsigned vf_zygote_waiters(void);
 
 /* Waits for the worker's exit until deadline_ms; then SIGKILLs it and waits up
  * to two more seconds. Returns 0 with *wstatus (waitpid style) and *killed set
- * when we had to kill it, or -1 when the zygote never said. */
+ * when we had to kill it or the zygote killed it at the claimed deadline, or
+ * -1 when the zygote never said. */
 int vf_zygote_wait(vf_zygote_worker *w, int64_t deadline_ms, int *wstatus, int *killed);
 
 /* Done with the worker: it may end by itself until its deadline, when the

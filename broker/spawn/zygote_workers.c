@@ -258,6 +258,10 @@ int vf_zygote_wait(vf_zygote_worker *w, int64_t deadline_ms, int *wstatus, int *
         ssize_t n = vf_zy_recv_msg(w->status, &m, sizeof m, NULL, deadline_ms);
         if (vf_zy_msg_is(&m, n, VF_ZY_EXITED)) {
             *wstatus = m.wstatus;
+            /* The zygote's own kill at the claimed deadline can land just
+             * before ours would: it is the same kill, made on our behalf. */
+            if (m.killed_at_deadline)
+                *killed = 1;
             return 0;
         }
         if (n >= 0 || vf_now_ms() < deadline_ms)

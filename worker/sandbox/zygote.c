@@ -50,6 +50,7 @@ typedef struct {
     bool claimed; /* the broker took it for a job */
     bool dead;    /* reaped: drop from the table */
     int64_t kill_at; /* claimed: monotonic ms after which it is killed; 0 = not yet set */
+    bool killed_at_deadline; /* we killed it at kill_at: the broker is told, not left to guess */
 } kid;
 
 enum { SLOT_CTL, SLOT_PIDFD, SLOT_STATUS };
@@ -205,7 +206,7 @@ static void reap_kid(kid *k)
         return;
     if (k->status >= 0) {
         vf_zy_msg m = { .magic = VF_ZY_MAGIC, .op = VF_ZY_EXITED, .pid = k->pid,
-                        .wstatus = wait_status(&si) };
+                        .wstatus = wait_status(&si), .killed_at_deadline = k->killed_at_deadline };
         send_msg(k->status, &m, NULL, 0, NULL, 0);
         /* Closing with the broker's CLAIMED still unread would make its read
          * fail with ECONNRESET instead of returning EXITED. */
@@ -259,6 +260,7 @@ static int enforce_deadlines(void)
             continue;
         if (k->kill_at <= now) {
             kill_kid(k);
+            k->killed_at_deadline = true;
             k->kill_at = now + 1000; /* until reaped; SIGKILL again is harmless */
         }
         if (next < 0 || k->kill_at < next)
