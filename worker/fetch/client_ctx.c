@@ -38,7 +38,7 @@ static bool renew_ticket_keys(SSL_CTX *ctx)
 
 /* Interposes OpenSSL's SSL_CTX_new for the whole worker: the static libcurl
  * binds to it at link time, a shared one through the executable's dynamic
- * symbol table, which comes before libssl's. The prepared context goes to the
+ * symbol table, which comes before a shared libssl's. The prepared context goes to the
  * first client request; anything else gets what OpenSSL 3's SSL_CTX_new
  * returns (it is SSL_CTX_new_ex with the default library context).
  * The prepared one is as SSL_CTX_new left it: no session, no certificate, an
@@ -46,6 +46,12 @@ static bool renew_ticket_keys(SSL_CTX *ctx)
  * reference keeps curl's SSL_CTX_free from freeing it: its blocks lie all over
  * the heap the worker shares with the zygote, and freeing them copied ~25
  * pages per worker for a process that exits right after. */
+#ifdef VF_WRAP_SSL_CTX_NEW
+/* A static libssl defines SSL_CTX_new itself: the worker is then linked with
+ * --wrap=SSL_CTX_new, which sends every call of it here. */
+#define SSL_CTX_new __wrap_SSL_CTX_new
+SSL_CTX *SSL_CTX_new(const SSL_METHOD *method);
+#endif
 SSL_CTX *SSL_CTX_new(const SSL_METHOD *method)
 {
     vf_fork_random_settle(); /* a TLS context draws at once, its handshake often */
