@@ -22,13 +22,25 @@ static const char *const unwanted[] = { "libldap", "liblber", "librtmp", "libssh
                                         "libgssapi_krb5", "libk5crypto", "libsasl2", "libnghttp2", "libpsl",
                                         "libnettle", "libhogweed", "libgmp", "libp11-kit" };
 #define N_UNWANTED (sizeof unwanted / sizeof unwanted[0])
-/* The lean worker maps 20 shared objects (libc, OpenSSL, libxml2, ICU, libidn2...). */
+/* The lean worker maps 20 shared objects (libc, OpenSSL, libxml2, ICU, libidn2...);
+ * built with -Dworker_static (bootstrap sets it too), 5: glibc's ld.so, libc and
+ * libm, libidn2 and its libunistring. */
+#ifdef VF_WORKER_STATIC
+#define MAX_SHARED_OBJECTS 5
+#else
 #define MAX_SHARED_OBJECTS 22
+#endif
+/* What a static worker carries inside its own binary. */
+static const char *const linked_in[] = { "libssl", "libcrypto", "libxml2", "libicu", "libstdc++", "libseccomp",
+                                         "libmsgpackc", "libjansson", "libz.", "libzstd", "libbrotli", "liblzma" };
+#define N_LINKED_IN (sizeof linked_in / sizeof linked_in[0])
 
 typedef struct {
     unsigned objects;            /* distinct mapped *.so* files */
     unsigned unwanted;           /* of them, on the list above */
     char first_unwanted[128];
+    unsigned linked_in;          /* of them, on the static worker's list */
+    char first_linked_in[128];
 } lib_scan;
 
 static lib_scan scan_maps(pid_t pid)
@@ -58,6 +70,12 @@ static lib_scan scan_maps(pid_t pid)
                     snprintf(s.first_unwanted, sizeof s.first_unwanted, "%s", base);
             }
         }
+        for (size_t i = 0; i < N_LINKED_IN; i++) {
+            if (strncmp(base, linked_in[i], strlen(linked_in[i])) == 0) {
+                if (!s.linked_in++)
+                    snprintf(s.first_linked_in, sizeof s.first_linked_in, "%s", base);
+            }
+        }
     }
     free(maps);
     return s;
@@ -79,3 +97,21 @@ Test(worker_libs, the_zygote_maps_no_library_a_worker_never_uses, .timeout = 60)
     cr_assert_eq(s.unwanted, 0, "the zygote maps %u unwanted libraries, e.g. %s", s.unwanted, s.first_unwanted);
     cr_assert_leq(s.objects, MAX_SHARED_OBJECTS, "the zygote maps %u shared objects", s.objects);
 }
+
+#ifdef VF_WORKER_STATIC
+Test(worker_libs, the_scan_sees_the_shared_openssl_in_this_process)
+{
+    lib_scan s = scan_maps(getpid());
+    cr_assert_geq(s.linked_in, 2, "this process links libssl and libcrypto shared, yet the scan saw %u of them",
+                  s.linked_in);
+}
+
+Test(worker_libs, a_static_worker_maps_none_of_the_libraries_linked_into_it, .timeout = 60)
+{
+    pid_t zygote = zygote_start_pool1();
+    lib_scan s = scan_maps(zygote);
+    vf_zygote_stop();
+    cr_assert_eq(s.linked_in, 0, "the zygote maps %u shared copies of what is linked into it, e.g. %s", s.linked_in,
+                 s.first_linked_in);
+}
+#endif
