@@ -36,7 +36,8 @@ for bin in broker/verifetchd cli/verifetch worker/verifetch-worker; do
     # Sanitizer runtimes appear only in the CI's ASan/UBSan build.
     case "$lib" in libasan.so*|libubsan.so*|liblsan.so*|libtsan.so*) continue ;; esac
     # Resolve the soname the way the dynamic loader does for this binary.
-    file=$(awk -v l="$lib" '$1 == l { print $3 }' <<<"$ldd_out")
+    # (ldd names the dynamic loader by its path alone, when a binary needs it by name.)
+    file=$(awk -v l="$lib" '$1 == l { print $3 } $2 ~ /^\(0x/ && $1 ~ ("/" l "$") { print $1 }' <<<"$ldd_out")
     file_of[$lib]=$file
     [ -n "$file" ] && candidates+=("$file" "$(readlink -f "$file")" "${file#/usr}" "/usr$file")
   done
