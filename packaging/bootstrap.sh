@@ -13,6 +13,7 @@ DEPS=(
   libhiredis-dev redis-server
   uidmap
   dpkg-dev make libzstd-dev libbrotli-dev zlib1g-dev
+  liblzma-dev libstdc++-12-dev   # static libxml2's and ICU's own needs (-Dworker_static)
 )
 # node + npm run the MCP/TypeScript client tests with the real npm clients;
 # a machine that already has node (e.g. from another source) keeps it.
@@ -34,7 +35,8 @@ fi
 setup_args=()
 if [ "${VERIFETCH_LEAN_CURL:-1}" = 1 ]; then
   bash packaging/lean_curl.sh build-deps/curl-lean
-  setup_args+=("-Dworker_curl=$PWD/build-deps/curl-lean")
+  # ...and, with it, static copies of the worker's other libraries (the README says why).
+  setup_args+=("-Dworker_curl=$PWD/build-deps/curl-lean" -Dworker_static=true)
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
