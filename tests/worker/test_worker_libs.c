@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "broker/spawn/zygote_client.h"
+#include "worker/sandbox/sanitizer.h"
 #include "harness.h"
 #include "zygote_pool1.h"
 #include "proc_inspect.h"
@@ -43,6 +44,19 @@ typedef struct {
     char first_linked_in[128];
 } lib_scan;
 
+/* The ASan/UBSan build's runtimes, and what they load themselves (libubsan
+ * needs the shared libstdc++ and libgcc_s): not the worker's. */
+static bool is_sanitizer_runtime(const char *base)
+{
+    if (strncmp(base, "libasan", 7) == 0 || strncmp(base, "libubsan", 8) == 0)
+        return true;
+#ifdef VF_UNDER_ASAN
+    if (strncmp(base, "libstdc++", 9) == 0 || strncmp(base, "libgcc_s", 8) == 0)
+        return true;
+#endif
+    return false;
+}
+
 static lib_scan scan_maps(pid_t pid)
 {
     lib_scan s = { 0 };
@@ -55,8 +69,8 @@ static lib_scan scan_maps(pid_t pid)
         if (!path || !strstr(path, ".so"))
             continue;
         const char *base = strrchr(path, '/') + 1;
-        if (strncmp(base, "libasan", 7) == 0 || strncmp(base, "libubsan", 8) == 0)
-            continue; /* the ASan/UBSan build's runtimes */
+        if (is_sanitizer_runtime(base))
+            continue;
         char key[160];
         snprintf(key, sizeof key, "|%s|", base);
         if (strstr(seen, key))
