@@ -57,6 +57,15 @@ static bool is_sanitizer_runtime(const char *base)
     return false;
 }
 
+/* Counts base once per entry of list it starts with; keeps the first such name. */
+static void tally(const char *base, const char *const *list, size_t n, unsigned *count, char first[128])
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(base, list[i], strlen(list[i])) == 0 && !(*count)++)
+            snprintf(first, 128, "%s", base);
+    }
+}
+
 static lib_scan scan_maps(pid_t pid)
 {
     lib_scan s = { 0 };
@@ -78,18 +87,8 @@ static lib_scan scan_maps(pid_t pid)
         if (strlen(seen) + strlen(key) < sizeof seen)
             strcat(seen, key);
         s.objects++;
-        for (size_t i = 0; i < N_UNWANTED; i++) {
-            if (strncmp(base, unwanted[i], strlen(unwanted[i])) == 0) {
-                if (!s.unwanted++)
-                    snprintf(s.first_unwanted, sizeof s.first_unwanted, "%s", base);
-            }
-        }
-        for (size_t i = 0; i < N_LINKED_IN; i++) {
-            if (strncmp(base, linked_in[i], strlen(linked_in[i])) == 0) {
-                if (!s.linked_in++)
-                    snprintf(s.first_linked_in, sizeof s.first_linked_in, "%s", base);
-            }
-        }
+        tally(base, unwanted, N_UNWANTED, &s.unwanted, s.first_unwanted);
+        tally(base, linked_in, N_LINKED_IN, &s.linked_in, s.first_linked_in);
     }
     free(maps);
     return s;
