@@ -13,12 +13,14 @@ typedef struct {
     char name[VF_QUOTA_NAME_MAX + 1];
     vf_quota_limits limits;
     unsigned in_flight;
+    unsigned undecided;     /* of in_flight: per-pod slots held while the store decides */
     uint64_t units;         /* current tokens, in units */
     uint64_t refilled_at;   /* ms of the last refill */
 } tenant_quota;
 
 struct vf_quota {
     pthread_mutex_t lock;
+    pthread_cond_t decided;    /* an undecided per-pod slot was kept or given back */
     tenant_quota *tenants;
     size_t n, cap;
     vf_quota_shared shared;    /* fleet-wide counters; acquire NULL = none */
@@ -51,6 +53,11 @@ vf_quota *vf_quota_new(void)
         free(q);
         return NULL;
     }
+    if (pthread_cond_init(&q->decided, NULL) != 0) {
+        pthread_mutex_destroy(&q->lock);
+        free(q);
+        return NULL;
+    }
     return q;
 }
 
@@ -59,6 +66,7 @@ void vf_quota_free(vf_quota *q)
     if (!q)
         return;
     free(q->tenants);
+    pthread_cond_destroy(&q->decided);
     pthread_mutex_destroy(&q->lock);
     free(q);
 }
@@ -80,13 +88,42 @@ static void undo_in_flight(vf_quota *q, const char *name)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* The fleet decides when the store answers; 0 = decide locally. A per-pod
- * concurrency share is taken here first (a slot of this broker's), and only
- * the rest goes to the store. */
-static int shared_acquire(vf_quota *q, const char *name, vf_quota_verdict *v, unsigned *retry)
+/* A per-pod slot held while the store decided is now kept (admitted) or
+ * given back; either way a lookup waiting behind it may look again. */
+static void settle_reservation(vf_quota *q, const char *name, bool keep)
 {
     pthread_mutex_lock(&q->lock);
     tenant_quota *t = find(q, name);
+    if (t && t->undecided > 0)
+        t->undecided--;
+    if (t && !keep && t->in_flight > 0)
+        t->in_flight--;
+    pthread_cond_broadcast(&q->decided);
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* Its per-pod share is full, but not all of it is decided yet. */
+static bool share_undecided(const tenant_quota *t)
+{
+    return t->limits.concurrent_per_pod && t->limits.max_concurrent && t->in_flight >= t->limits.max_concurrent &&
+           t->undecided > 0;
+}
+
+/* The fleet decides when the store answers; 0 = decide locally. A per-pod
+ * concurrency share is taken here first (a slot of this broker's), and only
+ * the rest goes to the store. A full share held only by lookups the store
+ * has not yet answered is waited for (may_wait), not refused: one the store
+ * refuses gives its slot back, and a lookup it admitted must not be turned
+ * away behind it (its token would go back and a burst could be refused
+ * whole while the fleet still had tokens). The wait is one store trip at most. */
+static int shared_acquire(vf_quota *q, const char *name, bool may_wait, vf_quota_verdict *v, unsigned *retry)
+{
+    pthread_mutex_lock(&q->lock);
+    tenant_quota *t = find(q, name);
+    while (may_wait && t && share_undecided(t)) {
+        pthread_cond_wait(&q->decided, &q->lock);
+        t = find(q, name);   /* a reload may have moved the table */
+    }
     vf_quota_limits limits = t ? t->limits : (vf_quota_limits){ 0 };
     bool reserved = false;
     if (t && limits.concurrent_per_pod && limits.max_concurrent) {
@@ -97,13 +134,14 @@ static int shared_acquire(vf_quota *q, const char *name, vf_quota_verdict *v, un
             return 1;
         }
         t->in_flight++;
+        t->undecided++;
         reserved = true;
         limits.max_concurrent = 0;
     }
     pthread_mutex_unlock(&q->lock);
     int decided = t && q->shared.acquire(q->shared.ctx, name, &limits, v, retry) == 1;
-    if (reserved && (!decided || *v != VF_QUOTA_OK))
-        undo_in_flight(q, name);  /* refused, or the local path decides afresh */
+    if (reserved)   /* refused, or the local path decides afresh: the slot goes back */
+        settle_reservation(q, name, decided && *v == VF_QUOTA_OK);
     if (decided && *v == VF_QUOTA_OK && !reserved) {
         pthread_mutex_lock(&q->lock);
         if ((t = find(q, name)))
@@ -180,7 +218,8 @@ int vf_quota_configure(vf_quota *q, const char *tenant, const vf_quota_limits *l
     return rc;
 }
 
-vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s)
+static vf_quota_verdict acquire(vf_quota *q, const char *tenant, uint64_t now_ms, bool may_wait,
+                                unsigned *retry_after_s)
 {
     unsigned retry = 1;
     vf_quota_verdict v = VF_QUOTA_OK;
@@ -188,8 +227,10 @@ vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_
         v = VF_QUOTA_UNKNOWN_TENANT;
         goto out;
     }
-    if (q->shared.acquire && shared_acquire(q, tenant, &v, &retry))
+    if (q->shared.acquire && shared_acquire(q, tenant, may_wait, &v, &retry))
         goto out;
+    v = VF_QUOTA_OK;   /* whatever an undecided hook left there, the local bucket decides */
+    retry = 1;
     pthread_mutex_lock(&q->lock);
     tenant_quota *t = find(q, tenant);
     if (!t) {
@@ -215,6 +256,16 @@ out:
     if (retry_after_s)
         *retry_after_s = v == VF_QUOTA_OK ? 0 : retry;
     return v;
+}
+
+vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s)
+{
+    return acquire(q, tenant, now_ms, true, retry_after_s);
+}
+
+vf_quota_verdict vf_quota_try_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s)
+{
+    return acquire(q, tenant, now_ms, false, retry_after_s);
 }
 
 void vf_quota_release(vf_quota *q, const char *tenant)

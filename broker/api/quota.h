@@ -45,6 +45,12 @@ int vf_quota_configure(vf_quota *q, const char *tenant, const vf_quota_limits *l
  * Concurrency is checked first, so a refused lookup never spends a token. */
 vf_quota_verdict vf_quota_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s);
 
+/* The same without waiting, for a thread that must not block (the server's):
+ * with a fleet store, vf_quota_acquire may wait for the store's verdict on
+ * other lookups holding this pod's share (one trip at most); this refuses
+ * for concurrency instead. */
+vf_quota_verdict vf_quota_try_acquire(vf_quota *q, const char *tenant, uint64_t now_ms, unsigned *retry_after_s);
+
 /* End of an admitted lookup. Unknown tenants and extra releases are ignored. */
 void vf_quota_release(vf_quota *q, const char *tenant);
 

@@ -140,7 +140,7 @@ static enum MHD_Result answer_hit(vf_broker *b, const vf_tenant_config *tenant, 
 {
     int64_t started = vf_now_ms();
     unsigned retry_after = 0;
-    vf_quota_verdict v = vf_quota_acquire(b->rt->quota, tenant->name, (uint64_t)started, &retry_after);
+    vf_quota_verdict v = vf_quota_try_acquire(b->rt->quota, tenant->name, (uint64_t)started, &retry_after);
     vf_answer a;
     if (v != VF_QUOTA_OK) {
         free(hit);
