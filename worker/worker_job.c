@@ -21,6 +21,7 @@
 #include "worker/content/charset.h"
 #include "worker/content/extract.h"
 #include "worker/fetch/client_ctx.h"
+#include "worker/fetch/spki_decoders.h"
 #include "worker/fetch/fetch.h"
 #include "ipc/ipc_frame.h"
 #include "ipc/ipc_messages.h"
@@ -509,7 +510,9 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
         detail_override = hook_note;
     if (hook == VF_HOOK_REPORT_TLS_CTX) {
         vf_client_ctx_counts c = vf_client_ctx_counts_get();
-        snprintf(rnd, sizeof rnd, "made=%u taken=%u", c.made, c.taken);
+        vf_spki_decoder_counts k = vf_spki_decoder_counts_get();
+        snprintf(rnd, sizeof rnd, "made=%u taken=%u keys_reused=%u keys_made=%u", c.made, c.taken, k.reused,
+                 k.made);
         detail_override = rnd;
     }
 #endif

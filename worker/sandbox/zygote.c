@@ -26,6 +26,7 @@
 #include "worker/sandbox/confine.h"
 #include "worker/fetch/fetch.h"
 #include "worker/fetch/fork_random.h"
+#include "worker/fetch/spki_decoders.h"
 #include "worker/fetch/tls_rehearsal.h"
 #include "ipc/ipc_fds.h"
 #include "ipc/ipc_messages.h"
@@ -438,6 +439,7 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
     size_t n_certs = 0;
     if (load_ca(&n_certs, err, errlen) != 0)
         return -1;
+    vf_spki_decoders_prepare(); /* the certificates' keys each worker decodes (spki_decoders.h) */
     /* Our workers' program admits receiving the job; the one the broker gets,
      * for workers it execs, is the plain allowlist. */
     void *bpf;
