@@ -103,19 +103,28 @@ static void pause_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* held takes the pod's only slot and waits on the store; next asks meanwhile.
+ * After ms the store answers held; both are joined. True when next was still
+ * waiting at that moment. */
+static bool race_behind(lookup *held, lookup *next, long ms)
+{
+    start_held(held);
+    start(next);
+    pause_ms(ms);
+    bool waited = !atomic_load(&next->done);
+    sem_post(&go);
+    pthread_join(held->th, NULL);
+    pthread_join(next->th, NULL);
+    return waited;
+}
+
 Test(quota_shared, a_lookup_the_store_admits_waits_for_one_it_refuses_instead_of_being_refused)
 {
     vf_quota *q = pod_share_of_one();
     lookup refused = { .q = q, .answer = { .hold = true, .decided = 1, .verdict = VF_QUOTA_RATE } };
     lookup admitted = { .q = q, .answer = { .decided = 1, .verdict = VF_QUOTA_OK } };
-    start_held(&refused);
-    start(&admitted);
-    pause_ms(150);
-    cr_assert(!atomic_load(&admitted.done), "the second lookup did not wait for the first one's verdict (%s)",
+    cr_assert(race_behind(&refused, &admitted, 150), "the second lookup did not wait for the first one's verdict (%s)",
               vf_quota_verdict_name(admitted.verdict));
-    sem_post(&go);
-    pthread_join(refused.th, NULL);
-    pthread_join(admitted.th, NULL);
     cr_assert_eq(refused.verdict, VF_QUOTA_RATE);
     cr_assert_eq(admitted.verdict, VF_QUOTA_OK, "refused for %s behind a lookup the store refused",
                  vf_quota_verdict_name(admitted.verdict));
@@ -130,12 +139,7 @@ Test(quota_shared, behind_a_lookup_the_store_admitted_the_wait_ends_in_a_concurr
     vf_quota *q = pod_share_of_one();
     lookup first = { .q = q, .answer = { .hold = true, .decided = 1, .verdict = VF_QUOTA_OK } };
     lookup second = { .q = q, .answer = { .decided = 1, .verdict = VF_QUOTA_OK } };
-    start_held(&first);
-    start(&second);
-    pause_ms(100);
-    sem_post(&go);
-    pthread_join(first.th, NULL);
-    pthread_join(second.th, NULL);
+    race_behind(&first, &second, 100);
     cr_assert_eq(first.verdict, VF_QUOTA_OK);
     cr_assert_eq(second.verdict, VF_QUOTA_CONCURRENCY, "a share of 1 admitted two (%s)",
                  vf_quota_verdict_name(second.verdict));
@@ -165,12 +169,7 @@ Test(quota_shared, a_store_that_cannot_answer_leaves_the_local_bucket_to_decide)
     vf_quota *q = pod_share_of_one();
     lookup down = { .q = q, .answer = { .hold = true, .decided = 0, .verdict = VF_QUOTA_RATE } };
     lookup waiting = { .q = q, .answer = { .decided = 0, .verdict = VF_QUOTA_RATE } };
-    start_held(&down);
-    start(&waiting);
-    pause_ms(100);
-    sem_post(&go);
-    pthread_join(down.th, NULL);
-    pthread_join(waiting.th, NULL);
+    race_behind(&down, &waiting, 100);
     /* Locally, a share of 1: exactly one of the two is admitted, whichever came first. */
     cr_assert_eq((down.verdict == VF_QUOTA_OK) + (waiting.verdict == VF_QUOTA_OK), 1, "%s, %s",
                  vf_quota_verdict_name(down.verdict), vf_quota_verdict_name(waiting.verdict));
