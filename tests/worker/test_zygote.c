@@ -689,7 +689,7 @@ Test(zygote, tls_verifies_against_the_preloaded_ca_only)
  * zygote's preparation on: made=0 means the worker built no context at all.
  * A static worker also decodes the server certificate's key (P-256) with the
  * zygote's decoder rather than building one. */
-#ifdef VF_WORKER_REUSES_KEY_DECODERS
+#ifdef VF_WORKER_STATIC
 #define TLS_CTX_REPORT "made=0 taken=1 keys_reused=1 keys_made=0"
 #else
 #define TLS_CTX_REPORT "made=0 taken=1 keys_reused=0 keys_made=0"
