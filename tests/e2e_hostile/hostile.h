@@ -85,6 +85,11 @@ void hh_lookups(const char *socket_path, size_t n, unsigned threads, hh_body_fn 
  * returns how many were issued, which are out[0 .. issued-1]. */
 size_t hh_lookups_until(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,
                         unsigned timeout_ms, double wall_deadline_ms, hh_reply *out);
+/* The same, and a thread whose request was refused (503) waits
+ * refused_pause_us before its next: a load that keeps a queue full without
+ * spending its n requests in the first second. */
+size_t hh_lookups_paced(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,
+                        unsigned timeout_ms, double wall_deadline_ms, unsigned refused_pause_us, hh_reply *out);
 void hh_reply_free(hh_reply *r);
 /* The reply as a harness response (takes the body; r is left empty). */
 hx_response hh_as_response(hh_reply *r);

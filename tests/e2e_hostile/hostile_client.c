@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -21,6 +22,7 @@ typedef struct {
     void *arg;
     unsigned timeout_ms;
     double wall_deadline_ms;   /* 0 = none */
+    unsigned refused_pause_us; /* after a 503, before this thread's next request */
     hh_reply *out;
     atomic_size_t next;
     atomic_size_t issued;
@@ -101,17 +103,20 @@ static void *client_thread(void *arg)
             one_lookup(c, b, i);
         else
             b->out[i] = (hh_reply){ .curl_code = CURLE_FAILED_INIT, .body = strdup("") };
+        if (b->out[i].status == 503 && b->refused_pause_us)
+            usleep(b->refused_pause_us);
     }
     if (c)
         curl_easy_cleanup(c);
     return NULL;
 }
 
-size_t hh_lookups_until(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,
-                        unsigned timeout_ms, double wall_deadline_ms, hh_reply *out)
+size_t hh_lookups_paced(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,
+                        unsigned timeout_ms, double wall_deadline_ms, unsigned refused_pause_us, hh_reply *out)
 {
     batch b = { .socket_path = socket_path, .n = n, .body_for = body_for, .arg = arg,
-                .timeout_ms = timeout_ms, .wall_deadline_ms = wall_deadline_ms, .out = out };
+                .timeout_ms = timeout_ms, .wall_deadline_ms = wall_deadline_ms,
+                .refused_pause_us = refused_pause_us, .out = out };
     atomic_init(&b.next, 0);
     atomic_init(&b.issued, 0);
     if (threads == 0)
@@ -132,6 +137,12 @@ size_t hh_lookups_until(const char *socket_path, size_t n, unsigned threads, hh_
     for (size_t i = issued; i < n; i++)
         out[i] = (hh_reply){ .body = NULL };
     return issued;
+}
+
+size_t hh_lookups_until(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,
+                        unsigned timeout_ms, double wall_deadline_ms, hh_reply *out)
+{
+    return hh_lookups_paced(socket_path, n, threads, body_for, arg, timeout_ms, wall_deadline_ms, 0, out);
 }
 
 void hh_lookups(const char *socket_path, size_t n, unsigned threads, hh_body_fn body_for, void *arg,

@@ -33,34 +33,33 @@ static char *slow_body(size_t i, void *arg)
     return hh_slow_lookup_body(&origin, SLOW_MS, i);
 }
 
-/* ADMITTED threads, each sending its next lookup as soon as the last is
- * answered: the queue stays full for LOAD_MS, and lookups keep finishing,
- * so the broker measures how fast it drains. */
-/* A loader thread whose place a probe took is refused and asks again at
- * once, so it can spend hundreds of requests in a second: room for them all,
- * or the load would stop early and leave the queue with free places. */
-#define LOAD_MAX 20000
-static hh_reply load_replies[LOAD_MAX];
-static double load_until;
-
-/* Loaders beyond the places (a_connection_wakes_one_server_thread): on a
- * slow, busy host a loader takes a while to send its next lookup after an
- * answer, and with exactly ADMITTED of them a place was free most of the
- * time (one CI run: 0 of 800 probes refused). A spare is refused whenever
- * the queue is full, so it asks again after SPARE_PACE_US, not at once: on a
- * fast host a refusal takes ~50 us, and spares asking at once spent the
- * whole LOAD_MAX in the first second, leaving the queue with free places
- * before the probes began (0 of 800 refused, every run). */
+/* The load: ADMITTED threads, each sending its next lookup as soon as the
+ * last is answered: the queue stays full for LOAD_MS, and lookups keep
+ * finishing, so the broker measures how fast it drains.
+ * Beside them, for a_connection_wakes_one_server_thread, SPARE_LOADERS more:
+ * on a slow, busy host a loader takes a while to send its next lookup after
+ * an answer, and with exactly ADMITTED of them a place was free most of the
+ * time (one CI run: 0 of 800 probes refused).
+ * A thread that is refused (a spare, or a loader whose place a spare or a
+ * probe took) asks again after PACE_US, not at once: a refusal takes ~50 us
+ * on a fast host, and threads asking at once spent their whole budget within
+ * a second or two, leaving the queue with free places before the probes
+ * began ("only 0 refusals", most often on a busy host). At most
+ * SPARE_LOADERS threads are outside the places at any time, one request per
+ * PACE_US each: 8 x 500/s x 8 s = 32,000 per group at most. */
 #define SPARE_LOADERS 8
-#define SPARE_PACE_US 2000
-#define SPARE_MAX 40000   /* 8 spares at one lookup per 2 ms for LOAD_MS: 32,000 */
+#define PACE_US 2000
+#define LOAD_MAX 40000
+#define SPARE_MAX 40000
+static hh_reply load_replies[LOAD_MAX];
 static hh_reply spare_replies[SPARE_MAX];
+static double load_until;
 
 typedef struct {
     unsigned loaders;
-    hh_body_fn body_for;
     size_t max;
     hh_reply *out;
+    size_t issued;     /* how many requests the group sent */
 } load_plan;
 
 typedef struct {
@@ -68,19 +67,14 @@ typedef struct {
     bool with_spares;
 } load;
 
-static char *paced_slow_body(size_t i, void *arg)
-{
-    usleep(SPARE_PACE_US);
-    return slow_body(i, arg);
-}
-
-static const load_plan admitted_plan = { ADMITTED, slow_body, LOAD_MAX, load_replies };
-static const load_plan spare_plan = { SPARE_LOADERS, paced_slow_body, SPARE_MAX, spare_replies };
+static load_plan admitted_plan = { ADMITTED, LOAD_MAX, load_replies, 0 };
+static load_plan spare_plan = { SPARE_LOADERS, SPARE_MAX, spare_replies, 0 };
 
 static void *keep_full(void *arg)
 {
-    const load_plan *p = arg;
-    hh_lookups_until(broker.socket_path, p->max, p->loaders, p->body_for, NULL, 30000, load_until, p->out);
+    load_plan *p = arg;
+    p->issued = hh_lookups_paced(broker.socket_path, p->max, p->loaders, slow_body, NULL, 30000, load_until,
+                                 PACE_US, p->out);
     return NULL;
 }
 
@@ -89,9 +83,9 @@ static void start_full_with(load *l, bool with_spares)
     sv_start(&origin, &broker, 1, 30000);
     load_until = hx_now_ms() + LOAD_MS;
     l->with_spares = with_spares;
-    cr_assert_eq(pthread_create(&l->admitted, NULL, keep_full, (void *)&admitted_plan), 0);
+    cr_assert_eq(pthread_create(&l->admitted, NULL, keep_full, &admitted_plan), 0);
     if (with_spares)
-        cr_assert_eq(pthread_create(&l->spare, NULL, keep_full, (void *)&spare_plan), 0);
+        cr_assert_eq(pthread_create(&l->spare, NULL, keep_full, &spare_plan), 0);
     usleep(1500 * 1000);   /* full, and a few lookups have finished */
 }
 
@@ -105,6 +99,9 @@ static void stop_load(load *l)
     pthread_join(l->admitted, NULL);
     if (l->with_spares)
         pthread_join(l->spare, NULL);
+    cr_log_info("the load sent %zu requests (budget %d), the spares %zu (budget %d)", admitted_plan.issued,
+                LOAD_MAX, l->with_spares ? spare_plan.issued : 0, SPARE_MAX);
+    cr_expect_lt(admitted_plan.issued, LOAD_MAX, "the load ran out of requests before its time");
     for (size_t i = 0; i < LOAD_MAX; i++)
         hh_reply_free(&load_replies[i]);
     for (size_t i = 0; l->with_spares && i < SPARE_MAX; i++)
