@@ -40,6 +40,7 @@ static const struct {
     {"renice_group", VF_HOOK_RENICE_GROUP},
     {"renice_pid1", VF_HOOK_RENICE_PID1},
     {"report_tls_ctx", VF_HOOK_REPORT_TLS_CTX},
+    {"report_rehearsed", VF_HOOK_REPORT_REHEARSED},
     {"madvise_dontneed", VF_HOOK_MADVISE_DONTNEED},
     {"madvise_mergeable", VF_HOOK_MADVISE_MERGEABLE},
     {"madvise_hugepage", VF_HOOK_MADVISE_HUGEPAGE},

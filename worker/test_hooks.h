@@ -32,6 +32,7 @@ typedef enum {
     VF_HOOK_MADVISE_MERGEABLE,    /* madvise(MADV_MERGEABLE) (KSM) on its own heap: must die by SIGSYS */
     VF_HOOK_MADVISE_HUGEPAGE,     /* madvise(MADV_HUGEPAGE) on its own mapping, then fetch normally */
     VF_HOOK_REPORT_TLS_CTX,       /* fetch, answer with the TLS client contexts made and taken as detail */
+    VF_HOOK_REPORT_REHEARSED,     /* fetch, answer "rehearsed=1" or "=0": did this pool worker rehearse a job */
 } vf_hook;
 
 /* VF_HOOK_NONE for NULL; false for a name this build does not know. */

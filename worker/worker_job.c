@@ -515,6 +515,8 @@ int vf_worker_serve(const vf_worker_ctx *ctx)
                  k.made);
         detail_override = rnd;
     }
+    if (hook == VF_HOOK_REPORT_REHEARSED)
+        detail_override = ctx->rehearsed ? "rehearsed=1" : "rehearsed=0";
 #endif
     result_frame frame;
     bool built = build_result(&job, &fr, detail_override, &frame, err, sizeof err);

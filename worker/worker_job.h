@@ -17,6 +17,7 @@ typedef struct {
     size_t bpf_len;
     bool wait_forever;    /* a pool worker: its job comes whenever the broker needs it */
     bool preconfined;     /* vf_worker_preconfine() ran: only the job's limits remain */
+    bool rehearsed;       /* a pool worker that ran vf_worker_rehearse() after its fork */
     char preconfine_error[200]; /* why it failed, answered to the job */
 } vf_worker_ctx;
 

@@ -6,10 +6,12 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -193,11 +195,10 @@ Test(zygote, worker_fetches_with_all_layers_applied)
     vf_zygote_stop();
 }
 
-static void check_live_worker(bool private_ns)
+/* A worker that answers its job and then hangs, holding it until the zygote
+ * kills it after kill_after_ms (or the test does). */
+static void hold_a_job(live_worker *lw, int kill_after_ms)
 {
-    start_zygote_mode(hooks_worker(), NULL, 0, 0, private_ns);
-    vf_zygote_status st;
-    vf_zygote_get_status(&st);
     test_origin o;
     memset(&o, 0, sizeof o);
     o.response = page(&o.response_len);
@@ -206,12 +207,20 @@ static void check_live_worker(bool private_ns)
     snprintf(url, sizeof url, "http://origin.test:%u/", o.port);
     vf_job job = basic_job(url);
     job.test_hook = "hang_after_result";
-    live_worker lw;
     int s = origin_connect(&o);
-    spawn_live(&job, s, &lw, 4000);
-    int64_t kill_at = vf_now_ms() + 4000;
+    spawn_live(&job, s, lw, kill_after_ms);
     close(s);
     origin_stop(&o);
+}
+
+static void check_live_worker(bool private_ns)
+{
+    start_zygote_mode(hooks_worker(), NULL, 0, 0, private_ns);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    live_worker lw;
+    int64_t kill_at = vf_now_ms() + 4000;   /* no later than the zygote's */
+    hold_a_job(&lw, 4000);
     cr_assert_str_eq((char *)lw.res.text, "zygote page");
     cr_assert_eq(lw.res.layers, VF_LAYER_ALL, "layers 0x%x", lw.res.layers);
     pid_t pid = lw.w.pid;
@@ -255,6 +264,67 @@ static void check_live_worker(bool private_ns)
 
 Test(zygote, live_worker_is_pid1_in_shared_namespaces_and_not_root) { check_live_worker(false); }
 Test(zygote, live_worker_is_pid1_in_private_namespaces_and_not_root) { check_live_worker(true); }
+
+/* Whether the worker that served one hop rehearsed a job after its fork. */
+static bool hop_worker_rehearsed(void)
+{
+    vf_result res;
+    char detail[256];
+    cr_assert_eq(run_hop(hooks_worker(), "report_rehearsed", 0, 5000, &res, detail, sizeof detail), 0, "%s",
+                 detail);
+    bool rehearsed = strcmp(res.detail, "rehearsed=1") == 0;
+    cr_assert(rehearsed || strcmp(res.detail, "rehearsed=0") == 0, "detail: %s", res.detail);
+    vf_result_free(&res);
+    return rehearsed;
+}
+
+#define REHEARSAL_POOL 2
+
+/* A fresh pool worker rehearses a job while a CPU is free, and skips that
+ * when every CPU the zygote may use already runs a job: there the rehearsal
+ * would only take CPU from them. The zygote is pinned to two CPUs so it
+ * counts two; the first REHEARSAL_POOL hops of each phase use workers forked
+ * before it began. */
+Test(zygote, a_fresh_worker_rehearses_only_while_a_cpu_is_free)
+{
+    cpu_set_t ours, two;
+    cr_assert_eq(sched_getaffinity(0, sizeof ours, &ours), 0);
+    if (CPU_COUNT(&ours) < 2)
+        cr_skip_test("needs two CPUs");
+    CPU_ZERO(&two);
+    for (int cpu = 0; cpu < CPU_SETSIZE && CPU_COUNT(&two) < 2; cpu++)
+        if (CPU_ISSET(cpu, &ours))
+            CPU_SET(cpu, &two);
+    cr_assert_eq(sched_setaffinity(0, sizeof two, &two), 0);
+    start_zygote(hooks_worker(), NULL, 0, REHEARSAL_POOL);
+    cr_assert_eq(sched_setaffinity(0, sizeof ours, &ours), 0);
+
+    /* One hop at a time: one CPU runs its job, the other is free. */
+    for (int i = 0; i < REHEARSAL_POOL; i++)
+        (void)hop_worker_rehearsed();
+    for (int i = 0; i < 3; i++)
+        cr_assert(hop_worker_rehearsed(), "hop %d: a worker forked beside one job did not rehearse", i);
+
+    /* Two workers hold a job each (answered, then hanging): both CPUs are taken. */
+    live_worker busy[2];
+    for (int i = 0; i < 2; i++)
+        hold_a_job(&busy[i], 30000);
+    for (int i = 0; i < REHEARSAL_POOL; i++)
+        (void)hop_worker_rehearsed();
+    for (int i = 0; i < 3; i++)
+        cr_assert_not(hop_worker_rehearsed(), "hop %d: a worker forked while every CPU ran a job rehearsed", i);
+
+    /* Their jobs finish: fresh workers rehearse again. */
+    for (int i = 0; i < 2; i++) {
+        pidfd_send_signal(busy[i].w.pidfd, SIGKILL, NULL, 0);
+        vf_zygote_release(&busy[i].w);
+        vf_result_free(&busy[i].res);
+    }
+    for (int i = 0; i < REHEARSAL_POOL; i++)
+        (void)hop_worker_rehearsed();
+    cr_assert(hop_worker_rehearsed(), "the CPUs were free again, yet a fresh worker did not rehearse");
+    vf_zygote_stop();
+}
 
 /* Punycode needs iconv modules from disk; the zygote loaded them before its
  * workers lost the filesystem to Landlock. */

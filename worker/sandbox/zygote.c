@@ -68,6 +68,7 @@ typedef struct {
 } book_t;
 static book_t *book;
 static unsigned pool_target;
+static unsigned cpus = 1;     /* the CPUs we may run on (sched_getaffinity) */
 static bool draining;         /* the broker sent DRAIN: a newer zygote serves */
 static bool mapped;           /* we joined the broker's mapped user namespace */
 static bool private_ns;
@@ -127,6 +128,7 @@ static void child_main(int job_fd, bool rehearse)
         _exit(vf_worker_serve(&child_ctx));
     if (rehearse)
         vf_worker_rehearse(); /* while nobody waits for us */
+    child_ctx.rehearsed = rehearse;
     vf_worker_preconfine(&child_ctx);
     _exit(vf_worker_serve(&child_ctx)); /* as an exec'd worker: no clean-up (main.c) */
 }
@@ -181,6 +183,18 @@ static unsigned unclaimed_kids(void)
     unsigned n = 0;
     for (size_t i = 0; i < book->n_kids; i++)
         n += !book->kids[i].claimed && !book->kids[i].dead;
+    return n;
+}
+
+/* Workers the broker has given a job and not yet finished with (it closes
+ * the status channel once it has the answer): the CPUs busy with jobs. One
+ * that answered and is still exiting does not count, or every other fork at
+ * one lookup at a time would skip its rehearsal. */
+static unsigned working_kids(void)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < book->n_kids; i++)
+        n += book->kids[i].claimed && !book->kids[i].dead && book->kids[i].status >= 0;
     return n;
 }
 
@@ -309,9 +323,12 @@ static int provide(void)
     if (draining)
         return -1;
     unsigned unclaimed = unclaimed_kids();
-    /* With none left, a lookup may be waiting right now: no rehearsal then. */
+    /* With none left, a lookup may be waiting right now: no rehearsal then.
+     * Nor when every CPU already runs a job: a rehearsal is about a fifth of
+     * a small lookup's worker CPU, worth it only on a CPU that would idle. */
+    bool rehearse = unclaimed > 0 && working_kids() < cpus;
     if (unclaimed < pool_target && book->n_kids < MAX_KIDS)
-        return fork_kid(unclaimed > 0) ? 0 : 100; /* on failure, retry later, not spin */
+        return fork_kid(rehearse) ? 0 : 100; /* on failure, retry later, not spin */
     return -1;
 }
 
@@ -428,6 +445,9 @@ static int set_up(vf_zy_msg *hello, char *err, size_t errlen)
 {
     if (open_book(err, errlen) != 0 || vf_worker_warm_up(err, errlen) != 0)
         return -1;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+        cpus = (unsigned)CPU_COUNT(&allowed);
     warm_tls_and_idn();
     vf_tls_rehearse(); /* OpenSSL's algorithm caches filled once, inherited by every worker */
     vf_worker_rehearse();
