@@ -2,6 +2,7 @@
  * layer (pid 1 of their own pid namespace, empty netns, Landlock, seccomp),
  * verify TLS against the CA the zygote parsed, die the way the exec'd worker
  * dies when they misbehave, and never outlive the broker's interest in them. */
+#include <dirent.h>
 #include <errno.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -280,6 +281,70 @@ static bool hop_worker_rehearsed(void)
 
 #define REHEARSAL_POOL 2
 
+/* The processes the zygote has forked and not yet reaped. */
+#define MAX_SEEN 64
+typedef struct {
+    pid_t pid[MAX_SEEN];
+    unsigned n;
+} zygote_kids;
+
+static void zygote_children(pid_t zygote, zygote_kids *out)
+{
+    DIR *d = opendir("/proc");
+    cr_assert_not_null(d);
+    out->n = 0;
+    for (struct dirent *e; (e = readdir(d)) && out->n < MAX_SEEN;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *after_name = strrchr(buf, ')');
+        int ppid = 0;
+        if (after_name && sscanf(after_name + 2, "%*c %d", &ppid) == 1 && ppid == zygote)
+            out->pid[out->n++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(d);
+}
+
+static bool has_a_newcomer(const zygote_kids *now, const zygote_kids *before)
+{
+    for (unsigned i = 0; i < now->n; i++) {
+        bool known = false;
+        for (unsigned j = 0; j < before->n && !known; j++)
+            known = now->pid[i] == before->pid[j];
+        if (!known)
+            return true;
+    }
+    return false;
+}
+
+/* Waits until the zygote has forked the worker that replaces the one last
+ * taken (one it had not when *seen was taken) and reaped those that ended,
+ * leaving `expect` children; then remembers them in *seen. So the next claim
+ * finds a worker left beside the one it takes: with the pool run dry a fresh
+ * worker never rehearses, whatever the CPUs. first: only the count matters. */
+static void wait_for_the_pool(pid_t zygote, zygote_kids *seen, unsigned expect, bool first)
+{
+    zygote_kids now = { .n = 0 };
+    bool ready = false;
+    for (int i = 0; i < 2000 && !ready; i++) {
+        zygote_children(zygote, &now);
+        ready = now.n == expect && (first || has_a_newcomer(&now, seen));
+        if (!ready)
+            usleep(5000);
+    }
+    cr_assert(ready, "the zygote has %u workers, not the %u expected with a fresh one among them", now.n, expect);
+    *seen = now;
+}
+
+#define REHEARSAL_POOL 2
+
 /* A fresh pool worker rehearses a job while a CPU is free, and skips that
  * when every CPU the zygote may use already runs a job: there the rehearsal
  * would only take CPU from them. The zygote is pinned to two CPUs so it
@@ -298,21 +363,35 @@ Test(zygote, a_fresh_worker_rehearses_only_while_a_cpu_is_free)
     cr_assert_eq(sched_setaffinity(0, sizeof two, &two), 0);
     start_zygote(hooks_worker(), NULL, 0, REHEARSAL_POOL);
     cr_assert_eq(sched_setaffinity(0, sizeof ours, &ours), 0);
+    vf_zygote_status st;
+    vf_zygote_get_status(&st);
+    zygote_kids seen = { .n = 0 };
+    wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL, true);
 
     /* One hop at a time: one CPU runs its job, the other is free. */
-    for (int i = 0; i < REHEARSAL_POOL; i++)
+    for (int i = 0; i < REHEARSAL_POOL; i++) {
         (void)hop_worker_rehearsed();
-    for (int i = 0; i < 3; i++)
+        wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL, false);
+    }
+    for (int i = 0; i < 3; i++) {
         cr_assert(hop_worker_rehearsed(), "hop %d: a worker forked beside one job did not rehearse", i);
+        wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL, false);
+    }
 
     /* Two workers hold a job each (answered, then hanging): both CPUs are taken. */
     live_worker busy[2];
-    for (int i = 0; i < 2; i++)
+    for (unsigned i = 0; i < 2; i++) {
         hold_a_job(&busy[i], 30000);
-    for (int i = 0; i < REHEARSAL_POOL; i++)
+        wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL + i + 1, false);
+    }
+    for (int i = 0; i < REHEARSAL_POOL; i++) {
         (void)hop_worker_rehearsed();
-    for (int i = 0; i < 3; i++)
+        wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL + 2, false);
+    }
+    for (int i = 0; i < 3; i++) {
         cr_assert_not(hop_worker_rehearsed(), "hop %d: a worker forked while every CPU ran a job rehearsed", i);
+        wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL + 2, false);
+    }
 
     /* Their jobs finish: fresh workers rehearse again. */
     for (int i = 0; i < 2; i++) {
@@ -320,8 +399,11 @@ Test(zygote, a_fresh_worker_rehearses_only_while_a_cpu_is_free)
         vf_zygote_release(&busy[i].w);
         vf_result_free(&busy[i].res);
     }
-    for (int i = 0; i < REHEARSAL_POOL; i++)
+    wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL, true);
+    for (int i = 0; i < REHEARSAL_POOL; i++) {
         (void)hop_worker_rehearsed();
+        wait_for_the_pool(st.pid, &seen, REHEARSAL_POOL, false);
+    }
     cr_assert(hop_worker_rehearsed(), "the CPUs were free again, yet a fresh worker did not rehearse");
     vf_zygote_stop();
 }
