@@ -65,6 +65,12 @@ class ClientAgainstDaemon(unittest.TestCase):
         via_client = self.client.lookup(url, must_contain="About the client", max_attempts=2)
         direct = raw_lookup(self.daemon.socket_path, {"url": url, "must_contain": "About the client",
                                                       "min_chars": 40, "max_attempts": 2})
+        # The wait for a worker slot is measured per lookup, in whole milliseconds: two
+        # lookups may read 0 and 1. Everything else must be the same.
+        for result in (via_client, direct):
+            waited = result["content"][0]["json"].pop("queue_ms")
+            self.assertIsInstance(waited, int)
+            self.assertGreaterEqual(waited, 0)
         self.assertEqual(via_client, direct)
 
     def test_interstitial_is_an_error_result_not_an_exception(self) -> None:
