@@ -2,7 +2,6 @@
  * layer (pid 1 of their own pid namespace, empty netns, Landlock, seccomp),
  * verify TLS against the CA the zygote parsed, die the way the exec'd worker
  * dies when they misbehave, and never outlive the broker's interest in them. */
-#include <dirent.h>
 #include <errno.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -23,6 +22,7 @@
 #include "broker/lookup/cancel.h"
 #include "broker/spawn/zygote_client.h"
 #include "harness.h"
+#include "proc_inspect.h"
 
 #define WAIT_MS 15000
 
@@ -285,38 +285,14 @@ static bool hop_worker_rehearsed(void)
 #define MAX_SEEN 64
 typedef struct {
     pid_t pid[MAX_SEEN];
-    unsigned n;
+    size_t n;
 } zygote_kids;
-
-static void zygote_children(pid_t zygote, zygote_kids *out)
-{
-    DIR *d = opendir("/proc");
-    cr_assert_not_null(d);
-    out->n = 0;
-    for (struct dirent *e; (e = readdir(d)) && out->n < MAX_SEEN;) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char path[300], buf[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        size_t len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        const char *after_name = strrchr(buf, ')');
-        int ppid = 0;
-        if (after_name && sscanf(after_name + 2, "%*c %d", &ppid) == 1 && ppid == zygote)
-            out->pid[out->n++] = (pid_t)atoi(e->d_name);
-    }
-    closedir(d);
-}
 
 static bool has_a_newcomer(const zygote_kids *now, const zygote_kids *before)
 {
-    for (unsigned i = 0; i < now->n; i++) {
+    for (size_t i = 0; i < now->n; i++) {
         bool known = false;
-        for (unsigned j = 0; j < before->n && !known; j++)
+        for (size_t j = 0; j < before->n && !known; j++)
             known = now->pid[i] == before->pid[j];
         if (!known)
             return true;
@@ -334,16 +310,14 @@ static void wait_for_the_pool(pid_t zygote, zygote_kids *seen, unsigned expect, 
     zygote_kids now = { .n = 0 };
     bool ready = false;
     for (int i = 0; i < 2000 && !ready; i++) {
-        zygote_children(zygote, &now);
+        now.n = pi_children(zygote, now.pid, MAX_SEEN);
         ready = now.n == expect && (first || has_a_newcomer(&now, seen));
         if (!ready)
             usleep(5000);
     }
-    cr_assert(ready, "the zygote has %u workers, not the %u expected with a fresh one among them", now.n, expect);
+    cr_assert(ready, "the zygote has %zu workers, not the %u expected with a fresh one among them", now.n, expect);
     *seen = now;
 }
-
-#define REHEARSAL_POOL 2
 
 /* A fresh pool worker rehearses a job while a CPU is free, and skips that
  * when every CPU the zygote may use already runs a job: there the rehearsal
