@@ -323,13 +323,13 @@ static int provide(void)
     if (draining)
         return -1;
     unsigned unclaimed = unclaimed_kids();
+    if (unclaimed >= pool_target || book->n_kids == MAX_KIDS)
+        return -1;
     /* With none left, a lookup may be waiting right now: no rehearsal then.
      * Nor when every CPU already runs a job: a rehearsal is about a fifth of
      * a small lookup's worker CPU, worth it only on a CPU that would idle. */
     bool rehearse = unclaimed > 0 && working_kids() < cpus;
-    if (unclaimed < pool_target && book->n_kids < MAX_KIDS)
-        return fork_kid(rehearse) ? 0 : 100; /* on failure, retry later, not spin */
-    return -1;
+    return fork_kid(rehearse) ? 0 : 100; /* on failure, retry later, not spin */
 }
 
 static void serve(void)
