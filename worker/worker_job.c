@@ -210,6 +210,13 @@ static void release_body(void *ctx)
     vf_tbuf_free(ctx);
 }
 
+/* A large body (a mapping, fetch.c) parsed where it lies goes back to the
+ * kernel as the parser reads it. */
+static void release_body_before(void *ctx, size_t upto)
+{
+    vf_tbuf_release_before(ctx, upto);
+}
+
 /* An encoded result: the message is head, then the text where the
  * extractor left it, then tail (vf_result_encode_split). */
 typedef struct {
@@ -245,7 +252,8 @@ static bool build_result(const vf_job *job, vf_fetch_result *fr, const char *det
         /* Wall signals read the raw body, which extraction lets go early. */
         vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
         vf_extract_opts xo = { .render = job->render, .page_url = job->url,
-                               .body_done = release_body, .body_ctx = &fr->body,
+                               .body_done = release_body, .body_consumed = release_body_before,
+                               .body_ctx = &fr->body,
                                .title_pointer = job->title_pointer, .field = job->field };
         if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,
                              fr->body.data ? fr->body.data : "", fr->body.len,

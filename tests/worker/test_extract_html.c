@@ -215,6 +215,69 @@ static char *decode(const char *in, size_t n, vf_charset cs)
     return out;
 }
 
+/* vf_utf8_as_is says yes exactly when decoding gives the bytes after its
+ * skip back unchanged: hand-picked edges, then random bytes biased towards
+ * UTF-8's lead and continuation bytes, NUL and a BOM. */
+static void check_as_is(const unsigned char *in, size_t n, vf_charset cs)
+{
+    size_t skip = 99, len = 0;
+    bool as_is = vf_utf8_as_is(in, n, cs, &skip);
+    char *out = vf_to_utf8(in, n, cs, 4 * n + 4, &len);
+    cr_assert_not_null(out);
+    bool same_skip0 = len == n && memcmp(out, in, n) == 0;
+    bool same_skip3 = n >= 3 && len == n - 3 && memcmp(out, in + 3, n - 3) == 0;
+    if (as_is) {
+        cr_assert(skip == 0 || skip == 3, "skip %zu", skip);
+        cr_assert(skip == 0 ? same_skip0 : same_skip3, "as is, but decoding changed %zu bytes", n);
+    } else {
+        cr_assert_eq(skip, 0);
+        if (cs == VF_CS_UTF8 || cs == VF_CS_UNKNOWN)
+            cr_assert(!same_skip0 && !same_skip3, "decoding kept %zu bytes, yet not as is", n);
+    }
+    free(out);
+}
+
+#define S(lit) lit, sizeof lit - 1
+Test(charset, utf8_is_read_as_is_exactly_when_decoding_keeps_it)
+{
+    static const struct {
+        const char *s;
+        size_t n;
+        vf_charset cs;
+        bool as_is;
+    } cases[] = {
+        { S("plain ascii"), VF_CS_UTF8, true },
+        { S("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), VF_CS_UTF8, true },
+        { S("\xEF\xBB\xBF" "bom"), VF_CS_UTF8, true },     /* skip 3 */
+        { S("\xEF\xBB\xBF" "bom"), VF_CS_UNKNOWN, true },  /* U+FEFF kept */
+        { S("caf\xe9"), VF_CS_UTF8, false },             /* invalid: U+FFFD */
+        { S("a\0b"), VF_CS_UTF8, false },                /* NUL dropped */
+        { S("cut \xe2\x82"), VF_CS_UTF8, false },        /* truncated at the end */
+        { S("\xc0\xaf"), VF_CS_UTF8, false },            /* overlong */
+        { S("\xed\xa0\x80"), VF_CS_UTF8, false },        /* surrogate */
+        { S("plain ascii"), VF_CS_WINDOWS_1252, false }, /* only UTF-8 decoding is read as is */
+        { S("a\0b\0"), VF_CS_UTF16LE, false },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t skip;
+        cr_assert_eq(vf_utf8_as_is((const unsigned char *)cases[i].s, cases[i].n, cases[i].cs, &skip),
+                     cases[i].as_is, "case %zu", i);
+        check_as_is((const unsigned char *)cases[i].s, cases[i].n, cases[i].cs);
+    }
+    static const unsigned char alphabet[] = { 'a', '<', ' ', 0, 0x80, 0xBF, 0xC3, 0xA9, 0xE2, 0x82,
+                                              0xAC, 0xF0, 0x9F, 0xED, 0xEF, 0xBB, 0xFF, 0xC0 };
+    unsigned seed = 12345;
+    unsigned char buf[24];
+    for (int round = 0; round < 20000; round++) {
+        size_t n = (size_t)(rand_r(&seed) % (int)sizeof buf);
+        for (size_t k = 0; k < n; k++)
+            buf[k] = alphabet[rand_r(&seed) % (int)sizeof alphabet];
+        if (n >= 3 && rand_r(&seed) % 4 == 0)
+            memcpy(buf, "\xEF\xBB\xBF", 3);
+        check_as_is(buf, n, round % 2 ? VF_CS_UTF8 : VF_CS_UNKNOWN);
+    }
+}
+
 Test(charset, latin1_labels_decode_as_windows_1252)
 {
     cr_assert_eq(vf_charset_from_content_type("text/html; charset=ISO-8859-1"),

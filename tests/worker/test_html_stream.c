@@ -151,3 +151,94 @@ Test(html_stream, a_released_prefix_is_never_unmapped_again)
     cr_assert_eq(neighbour[0], 'n');
     munmap(neighbour, pg);
 }
+
+/* ---- a body that is UTF-8 already is parsed where it lies -------------- */
+
+typedef struct {
+    size_t consumed; /* the last upto body_consumed was given */
+    unsigned consumed_calls;
+    unsigned done_calls;
+} body_log;
+
+static void log_consumed(void *ctx, size_t upto)
+{
+    body_log *l = ctx;
+    cr_assert_geq(upto, l->consumed, "released bytes only grow");
+    l->consumed = upto;
+    l->consumed_calls++;
+}
+
+static void log_done(void *ctx)
+{
+    body_log *l = ctx;
+    l->done_calls++;
+}
+
+static char *extract_logged(const char *body, size_t len, const char *ctype, body_log *log, size_t *out_len)
+{
+    vf_extract_opts o = { .body_done = log_done, .body_consumed = log_consumed, .body_ctx = log };
+    vf_extracted ex;
+    cr_assert(vf_extract_with(&o, VF_MODE_RAW, NULL, 200, ctype, body, len, 4 * len + 64, &ex));
+    cr_assert_eq(log->done_calls, 1, "body_done is called once");
+    char *text = malloc(ex.text_len + 1);
+    cr_assert_not_null(text);
+    memcpy(text, ex.text, ex.text_len + 1);
+    *out_len = ex.text_len;
+    cr_assert_str_eq(ex.meta.charset, "utf-8");
+    vf_extracted_free(&ex);
+    return text;
+}
+
+/* The page read in place gives the text its decoded copy gives: the same
+ * bytes with a NUL in them (dropped by decoding) take the copying path. The
+ * owner hears how far the parser has read, BOM included, up to the end. */
+Test(html_stream, a_utf8_body_is_read_in_place_with_the_text_of_a_copy, .timeout = 120)
+{
+    static const char bom[] = "\xEF\xBB\xBF";
+    static const char *const ctypes[] = { "text/html; charset=utf-8", "text/html" };
+    for (size_t len = 100; len <= (3u << 20); len *= 8) {
+        char *page = mixed_page(len);
+        for (int with_bom = 0; with_bom < 2; with_bom++) {
+            size_t skip = with_bom ? 3 : 0, n = skip + len;
+            char *body = malloc(n + 2), *nul = malloc(n + 2);
+            cr_assert(body && nul);
+            memcpy(body, bom, skip);
+            memcpy(body + skip, page, len + 1);
+            /* The NUL goes after the page's first tag. */
+            size_t at = skip + (size_t)(strchr(page, '>') - page) + 1;
+            memcpy(nul, body, at);
+            nul[at] = '\0';
+            memcpy(nul + at + 1, body + at, n - at + 1);
+            for (size_t c = 0; c < 2; c++) {
+                body_log in_place = { 0 }, copied = { 0 };
+                size_t n1, n2;
+                char *t1 = extract_logged(body, n, ctypes[c], &in_place, &n1);
+                char *t2 = extract_logged(nul, n + 1, ctypes[c], &copied, &n2);
+                cr_assert_eq(n1, n2, "len %zu bom %d: %zu vs %zu bytes", len, with_bom, n1, n2);
+                cr_assert(memcmp(t1, t2, n1) == 0, "len %zu bom %d: texts differ", len, with_bom);
+                cr_assert_gt(in_place.consumed_calls, 0, "len %zu: the parser read the body itself", len);
+                cr_assert_eq(in_place.consumed, n, "len %zu bom %d: read up to %zu of %zu", len, with_bom,
+                             in_place.consumed, n);
+                cr_assert_eq(copied.consumed_calls, 0, "a decoded copy is released by its own buffer");
+                free(t1);
+                free(t2);
+            }
+            free(body);
+            free(nul);
+        }
+        free(page);
+    }
+}
+
+/* Bytes that decoding would change are never read in place: an invalid
+ * byte comes out as U+FFFD. */
+Test(html_stream, a_body_decoding_changes_is_read_from_its_copy)
+{
+    static const char page[] = "<html><body><p>caf\xe9 au lait and more words</p></body></html>";
+    body_log log = { 0 };
+    size_t n;
+    char *text = extract_logged(page, sizeof page - 1, "text/html; charset=utf-8", &log, &n);
+    cr_assert(strstr(text, "caf\xef\xbf\xbd au lait"), "got: %s", text);
+    cr_assert_eq(log.consumed_calls, 0);
+    free(text);
+}

@@ -342,21 +342,32 @@ static bool put_run(vf_tbuf *out, const unsigned char *in, size_t n, size_t max_
     return fits;
 }
 
+/* End of the run from i that decodes to itself: valid UTF-8, no NUL. At
+ * its end (before len) *k is the length of the sequence that stopped it
+ * (0: invalid) and *cp its code point. */
+static size_t clean_run_end(const unsigned char *in, size_t len, size_t i, size_t *k, uint32_t *cp)
+{
+    size_t run = i;
+    *k = 0;
+    *cp = 0;
+    while (run < len) {
+        run += plain_ascii_prefix(in + run, len - run);
+        if (run == len)
+            break;
+        *k = utf8_seq_len(in + run, len - run, cp);
+        if (!*k || *cp == 0)
+            break;
+        run += *k;
+    }
+    return run;
+}
+
 static void decode_utf8(vf_tbuf *out, const unsigned char *in, size_t len, size_t max_out)
 {
     for (size_t i = 0; i < len;) {
-        size_t run = i;
-        uint32_t cp = 0;
-        size_t k = 0;
-        while (run < len) {
-            run += plain_ascii_prefix(in + run, len - run);
-            if (run == len)
-                break;
-            k = utf8_seq_len(in + run, len - run, &cp);
-            if (!k || cp == 0)
-                break;
-            run += k;
-        }
+        size_t k;
+        uint32_t cp;
+        size_t run = clean_run_end(in, len, i, &k, &cp);
         if (run > i && !put_run(out, in + i, run - i, max_out))
             return;
         if (run == len)
@@ -513,6 +524,23 @@ char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
     vf_tbuf_init(&out, max_out);
     vf_to_utf8_into(in, len, cs, &out);
     return vf_tbuf_take(&out, out_len);
+}
+
+bool vf_utf8_as_is(const unsigned char *in, size_t len, vf_charset cs, size_t *skip)
+{
+    *skip = 0;
+    /* The charsets vf_to_utf8_into decodes as UTF-8. */
+    if (cs != VF_CS_UTF8 && cs != VF_CS_UNKNOWN && cs != VF_CS_COUNT)
+        return false;
+    size_t bom_len, from = 0;
+    if (bom_charset(in, len, &bom_len) == cs)
+        from = bom_len;
+    size_t k;
+    uint32_t cp;
+    if (clean_run_end(in, len, from, &k, &cp) != len)
+        return false;
+    *skip = from;
+    return true;
 }
 
 void vf_to_utf8_into(const unsigned char *in, size_t len, vf_charset cs, vf_tbuf *out_buf)

@@ -8,6 +8,7 @@
 #ifndef VERIFETCH_WORKER_CHARSET_H
 #define VERIFETCH_WORKER_CHARSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "worker/content/text_buf.h"
@@ -50,5 +51,11 @@ char *vf_to_utf8(const unsigned char *in, size_t len, vf_charset cs,
 /* The same into out (vf_tbuf_init'd or _init_mapped; its limit is max_out):
  * out->data is NUL-terminated unless out->oom. */
 void vf_to_utf8_into(const unsigned char *in, size_t len, vf_charset cs, vf_tbuf *out);
+
+/* True when vf_to_utf8_into would give back in[*skip, len) unchanged (valid
+ * UTF-8 without NUL; *skip is a UTF-8 BOM's length or 0), so the page can be
+ * read where it lies instead of from a copy; otherwise *skip is 0. No output
+ * limit is applied. */
+bool vf_utf8_as_is(const unsigned char *in, size_t len, vf_charset cs, size_t *skip);
 
 #endif

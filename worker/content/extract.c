@@ -157,6 +157,34 @@ static void release_utf8(void *ctx, size_t upto)
     vf_tbuf_release_before(ctx, upto);
 }
 
+/* A body that is UTF-8 already, read by the parser where it lies. */
+typedef struct {
+    const vf_extract_opts *opts;
+    size_t skip; /* a BOM before what the parser reads */
+} body_in_place;
+
+static void body_read(void *ctx)
+{
+    const body_in_place *b = ctx;
+    if (b->opts->body_done)
+        b->opts->body_done(b->opts->body_ctx);
+}
+
+static void body_read_before(void *ctx, size_t upto)
+{
+    const body_in_place *b = ctx;
+    if (b->opts->body_consumed)
+        b->opts->body_consumed(b->opts->body_ctx, b->skip + upto);
+}
+
+static vf_html_opts html_opts_of(const vf_extract_opts *opts, size_t max_text, vf_extracted *out)
+{
+    return (vf_html_opts){ .markdown = !(opts->render & VF_RENDER_TEXT),
+                           .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
+                           .links = links_of(opts->render), .page_url = opts->page_url,
+                           .max_out = max_text, .input_streamed = true, .out_map_len = &out->text_map_len };
+}
+
 bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const char *json_pointer,
                      int http_status, const char *content_type, const char *body, size_t len,
                      size_t max_text, vf_extracted *out)
@@ -189,9 +217,23 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
         out->text = vf_to_utf8(raw, len, cs, utf8_cap, &out->text_len);
         return out->text != NULL;
     }
-    /* A large page's UTF-8 lives in a mapping of its own, which the parser
-     * (pulling it in as it goes) hands back to the kernel: the tree grows
-     * while the page shrinks. */
+    out->has_meta = true;
+    /* Most pages are UTF-8 already: the parser reads the body itself, and
+     * its owner gives back what has been read (body_consumed). */
+    size_t skip;
+    if (len > 0 && vf_utf8_as_is(raw, len, cs, &skip)) {
+        body_in_place in_place = { .opts = opts, .skip = skip };
+        vf_html_opts ho = html_opts_of(opts, max_text, out);
+        ho.input_done = body_read;
+        ho.input_consumed = body_read_before;
+        ho.input_ctx = &in_place;
+        out->text = vf_html_extract(body + skip, len - skip, &ho, &out->meta, &out->text_len);
+        out->meta.charset = strdup(vf_charset_name(cs));
+        return out->text != NULL && out->meta.charset != NULL;
+    }
+    /* Otherwise a large page's UTF-8 lives in a mapping of its own, which
+     * the parser (pulling it in as it goes) hands back to the kernel: the
+     * tree grows while the page shrinks. */
     vf_tbuf utf8;
     if (len >= MAPPED_PAGE_MIN)
         vf_tbuf_init_mapped(&utf8, utf8_cap, len);
@@ -209,13 +251,10 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
      * the render runs beside the DOM alone. */
     if (opts->body_done)
         opts->body_done(opts->body_ctx);
-    vf_html_opts ho = { .markdown = !(opts->render & VF_RENDER_TEXT),
-                        .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
-                        .links = links_of(opts->render), .page_url = opts->page_url,
-                        .max_out = max_text, .input_done = free_utf8, .input_ctx = &utf8,
-                        .input_streamed = true, .input_consumed = release_utf8,
-                        .out_map_len = &out->text_map_len };
-    out->has_meta = true;
+    vf_html_opts ho = html_opts_of(opts, max_text, out);
+    ho.input_done = free_utf8;
+    ho.input_consumed = release_utf8;
+    ho.input_ctx = &utf8;
     out->text = vf_html_extract(utf8.data, utf8.len, &ho, &out->meta, &out->text_len);
     vf_tbuf_free(&utf8);
     out->meta.charset = strdup(vf_charset_name(cs));

@@ -35,8 +35,12 @@ typedef struct {
     uint32_t render;
     const char *page_url;
     /* Called (when not NULL) as soon as body is no longer read: once an HTML
-     * body is decoded to UTF-8, the caller can give its memory back. */
+     * body is decoded to UTF-8, or parsed where it lies, the caller can give
+     * its memory back. */
     void (*body_done)(void *ctx);
+    /* Called (when not NULL) while an HTML body that is UTF-8 already is
+     * parsed where it lies: bytes before upto are never read again. */
+    void (*body_consumed)(void *ctx, size_t upto);
     void *body_ctx;
     const char *title_pointer;  /* JSON mode: where the answer names the page title, or NULL */
     uint32_t field;             /* JSON mode: VF_FIELD_* (what the pointed-to string holds) */
