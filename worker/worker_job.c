@@ -205,18 +205,6 @@ static int confine(vf_job *job, const vf_worker_ctx *ctx, int sock, char *err, s
     return ctx->preconfined ? vf_job_filter_load(sock, err, errlen) : lock_down(job, ctx, sock, err, errlen);
 }
 
-static void release_body(void *ctx)
-{
-    vf_tbuf_free(ctx);
-}
-
-/* A large body (a mapping, fetch.c) parsed where it lies goes back to the
- * kernel as the parser reads it. */
-static void release_body_before(void *ctx, size_t upto)
-{
-    vf_tbuf_release_before(ctx, upto);
-}
-
 /* An encoded result: the message is head, then the text where the
  * extractor left it, then tail (vf_result_encode_split). */
 typedef struct {
@@ -251,8 +239,10 @@ static bool build_result(const vf_job *job, vf_fetch_result *fr, const char *det
     } else {
         /* Wall signals read the raw body, which extraction lets go early. */
         vf_wall_signals_scan_html(&fr->wall, fr->body.data, fr->body.len);
+        /* A large body (a mapping, fetch.c) parsed where it lies goes back
+         * to the kernel as the parser reads it. */
         vf_extract_opts xo = { .render = job->render, .page_url = job->url,
-                               .body_done = release_body, .body_consumed = release_body_before,
+                               .body_done = vf_tbuf_free_cb, .body_consumed = vf_tbuf_release_before_cb,
                                .body_ctx = &fr->body,
                                .title_pointer = job->title_pointer, .field = job->field };
         if (!vf_extract_with(&xo, job->mode, job->json_pointer, fr->status, fr->content_type,

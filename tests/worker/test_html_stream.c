@@ -75,15 +75,6 @@ Test(html_stream, a_streamed_page_renders_the_same_text_as_a_copied_one, .timeou
         free(page);
     }
 }
-static void free_mapped(void *ctx)
-{
-    vf_tbuf_free(ctx);
-}
-
-static void release_mapped(void *ctx, size_t upto)
-{
-    vf_tbuf_release_before(ctx, upto);
-}
 
 /* While an 8 MiB page is parsed its pages go back as the tree grows: the
  * peak stays under the tree plus half the page. With libxml2's copy of the
@@ -100,7 +91,7 @@ Test(html_stream, parsing_a_large_page_holds_no_copy_of_it, .timeout = 60)
     free(page);
     proc_reset_peak();
     long before = proc_status_kib("VmRSS");
-    vf_html_input hi = { .data = in.data, .len = in.len, .consumed = release_mapped, .done = free_mapped,
+    vf_html_input hi = { .data = in.data, .len = in.len, .consumed = vf_tbuf_release_before_cb, .done = vf_tbuf_free_cb,
                          .ctx = &in };
     vf_dom *d = vf_html_parse_streamed(&hi);
     cr_assert_not_null(d);

@@ -156,3 +156,13 @@ void vf_tbuf_free(vf_tbuf *b)
     b->data = NULL;
     b->len = b->cap = 0;
 }
+
+void vf_tbuf_free_cb(void *ctx)
+{
+    vf_tbuf_free(ctx);
+}
+
+void vf_tbuf_release_before_cb(void *ctx, size_t upto)
+{
+    vf_tbuf_release_before(ctx, upto);
+}

@@ -46,5 +46,9 @@ char *vf_tbuf_take_any(vf_tbuf *b, size_t *len, size_t *map_len);
 /* Gives back what vf_tbuf_take_any handed over: free() or munmap. */
 void vf_tbuf_unmap_taken(char *data, size_t map_len);
 void vf_tbuf_free(vf_tbuf *b);
+/* vf_tbuf_free and vf_tbuf_release_before shaped as callbacks (ctx is the
+ * buffer), for an owner that lets a reader tell it when its bytes are done. */
+void vf_tbuf_free_cb(void *ctx);
+void vf_tbuf_release_before_cb(void *ctx, size_t upto);
 
 #endif
