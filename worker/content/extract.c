@@ -147,16 +147,6 @@ static vf_links_style links_of(uint32_t render)
  * page after page without a fresh mapping to fault in. */
 #define MAPPED_PAGE_MIN (256u << 10)
 
-static void free_utf8(void *ctx)
-{
-    vf_tbuf_free(ctx);
-}
-
-static void release_utf8(void *ctx, size_t upto)
-{
-    vf_tbuf_release_before(ctx, upto);
-}
-
 /* A body that is UTF-8 already, read by the parser where it lies. */
 typedef struct {
     const vf_extract_opts *opts;
@@ -175,14 +165,6 @@ static void body_read_before(void *ctx, size_t upto)
     const body_in_place *b = ctx;
     if (b->opts->body_consumed)
         b->opts->body_consumed(b->opts->body_ctx, b->skip + upto);
-}
-
-static vf_html_opts html_opts_of(const vf_extract_opts *opts, size_t max_text, vf_extracted *out)
-{
-    return (vf_html_opts){ .markdown = !(opts->render & VF_RENDER_TEXT),
-                           .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
-                           .links = links_of(opts->render), .page_url = opts->page_url,
-                           .max_out = max_text, .input_streamed = true, .out_map_len = &out->text_map_len };
 }
 
 bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const char *json_pointer,
@@ -218,44 +200,49 @@ bool vf_extract_with(const vf_extract_opts *opts, vf_response_mode mode, const c
         return out->text != NULL;
     }
     out->has_meta = true;
-    /* Most pages are UTF-8 already: the parser reads the body itself, and
-     * its owner gives back what has been read (body_consumed). */
-    size_t skip;
-    if (len > 0 && vf_utf8_as_is(raw, len, cs, &skip)) {
-        body_in_place in_place = { .opts = opts, .skip = skip };
-        vf_html_opts ho = html_opts_of(opts, max_text, out);
+    vf_html_opts ho = { .markdown = !(opts->render & VF_RENDER_TEXT),
+                        .whole_page = (opts->render & VF_RENDER_PAGE) != 0,
+                        .links = links_of(opts->render), .page_url = opts->page_url,
+                        .max_out = max_text, .input_streamed = true, .out_map_len = &out->text_map_len };
+    body_in_place in_place = { .opts = opts };
+    vf_tbuf utf8 = { 0 };
+    const char *page;
+    size_t page_len;
+    if (len > 0 && vf_utf8_as_is(raw, len, cs, &in_place.skip)) {
+        /* Most pages are UTF-8 already: the parser reads the body itself,
+         * and its owner gives back what has been read (body_consumed). */
         ho.input_done = body_read;
         ho.input_consumed = body_read_before;
         ho.input_ctx = &in_place;
-        out->text = vf_html_extract(body + skip, len - skip, &ho, &out->meta, &out->text_len);
-        out->meta.charset = strdup(vf_charset_name(cs));
-        return out->text != NULL && out->meta.charset != NULL;
+        page = body + in_place.skip;
+        page_len = len - in_place.skip;
+    } else {
+        /* Otherwise a large page's UTF-8 lives in a mapping of its own,
+         * which the parser (pulling it in as it goes) hands back to the
+         * kernel: the tree grows while the page shrinks. */
+        if (len >= MAPPED_PAGE_MIN)
+            vf_tbuf_init_mapped(&utf8, utf8_cap, len);
+        else
+            vf_tbuf_init(&utf8, utf8_cap);
+        vf_to_utf8_into(raw, len, cs, &utf8);
+        if (!utf8.data)
+            vf_tbuf_append(&utf8, "", 0); /* an empty page is "", never NULL */
+        if (utf8.oom) {
+            vf_tbuf_free(&utf8);
+            return false;
+        }
+        /* The body is freed as soon as it is decoded: the DOM is built while
+         * only one copy of the page is held (and less of it as the parse
+         * goes), and the render runs beside the DOM alone. */
+        if (opts->body_done)
+            opts->body_done(opts->body_ctx);
+        ho.input_done = vf_tbuf_free_cb;
+        ho.input_consumed = vf_tbuf_release_before_cb;
+        ho.input_ctx = &utf8;
+        page = utf8.data;
+        page_len = utf8.len;
     }
-    /* Otherwise a large page's UTF-8 lives in a mapping of its own, which
-     * the parser (pulling it in as it goes) hands back to the kernel: the
-     * tree grows while the page shrinks. */
-    vf_tbuf utf8;
-    if (len >= MAPPED_PAGE_MIN)
-        vf_tbuf_init_mapped(&utf8, utf8_cap, len);
-    else
-        vf_tbuf_init(&utf8, utf8_cap);
-    vf_to_utf8_into(raw, len, cs, &utf8);
-    if (!utf8.data)
-        vf_tbuf_append(&utf8, "", 0); /* an empty page is "", never NULL */
-    if (utf8.oom) {
-        vf_tbuf_free(&utf8);
-        return false;
-    }
-    /* The body is freed as soon as it is decoded: the DOM is built while only
-     * one copy of the page is held (and less of it as the parse goes), and
-     * the render runs beside the DOM alone. */
-    if (opts->body_done)
-        opts->body_done(opts->body_ctx);
-    vf_html_opts ho = html_opts_of(opts, max_text, out);
-    ho.input_done = free_utf8;
-    ho.input_consumed = release_utf8;
-    ho.input_ctx = &utf8;
-    out->text = vf_html_extract(utf8.data, utf8.len, &ho, &out->meta, &out->text_len);
+    out->text = vf_html_extract(page, page_len, &ho, &out->meta, &out->text_len);
     vf_tbuf_free(&utf8);
     out->meta.charset = strdup(vf_charset_name(cs));
     return out->text != NULL && out->meta.charset != NULL;
