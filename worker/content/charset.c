@@ -207,22 +207,34 @@ static size_t plain_ascii_prefix(const unsigned char *s, size_t n)
     return i;
 }
 
+/* End of the run from i that decodes to itself: valid UTF-8, no NUL. At
+ * its end (before len) *k is the length of the sequence that stopped it
+ * (0: invalid) and *cp its code point. */
+static size_t clean_run_end(const unsigned char *in, size_t len, size_t i, size_t *k, uint32_t *cp)
+{
+    size_t run = i;
+    *k = 0;
+    *cp = 0;
+    while (run < len) {
+        run += plain_ascii_prefix(in + run, len - run);
+        if (run == len)
+            break;
+        *k = utf8_seq_len(in + run, len - run, cp);
+        if (!*k || *cp == 0)
+            break;
+        run += *k;
+    }
+    return run;
+}
+
 static bool is_valid_utf8(const unsigned char *s, size_t n)
 {
+    size_t k;
     uint32_t cp;
-    for (size_t i = 0; i < n;) {
-        i += plain_ascii_prefix(s + i, n - i);
-        if (i == n)
-            break;
-        if (s[i] == 0) {
-            i++;
-            continue;
-        }
-        size_t k = utf8_seq_len(s + i, n - i, &cp);
+    /* A run stops at a NUL (valid, one byte: k is 1) or an invalid sequence (k is 0). */
+    for (size_t i = clean_run_end(s, n, 0, &k, &cp); i < n; i = clean_run_end(s, n, i + k, &k, &cp))
         if (!k)
             return false;
-        i += k;
-    }
     return true;
 }
 
@@ -340,26 +352,6 @@ static bool put_run(vf_tbuf *out, const unsigned char *in, size_t n, size_t max_
     if (n > 0 && !vf_tbuf_append(out, (const char *)in, n))
         return false;
     return fits;
-}
-
-/* End of the run from i that decodes to itself: valid UTF-8, no NUL. At
- * its end (before len) *k is the length of the sequence that stopped it
- * (0: invalid) and *cp its code point. */
-static size_t clean_run_end(const unsigned char *in, size_t len, size_t i, size_t *k, uint32_t *cp)
-{
-    size_t run = i;
-    *k = 0;
-    *cp = 0;
-    while (run < len) {
-        run += plain_ascii_prefix(in + run, len - run);
-        if (run == len)
-            break;
-        *k = utf8_seq_len(in + run, len - run, cp);
-        if (!*k || *cp == 0)
-            break;
-        run += *k;
-    }
-    return run;
 }
 
 static void decode_utf8(vf_tbuf *out, const unsigned char *in, size_t len, size_t max_out)
