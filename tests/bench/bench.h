@@ -111,6 +111,14 @@ typedef struct {
 
 struct bench_env;
 void bench_cpu_snapshot(const struct bench_env *e, bench_cpu *out);
+/* CPU time of the calling thread, ms. */
+double bench_thread_cpu_ms(void);
+/* ms of this process's CPU spent checking answers, not fetching them (the
+ * verifetch client parses one answer per thread in full): snapshots leave it
+ * out of client_ms. Any thread. */
+void bench_cpu_not_client(double ms);
+/* All of it so far, ms. */
+double bench_cpu_not_client_total_ms(void);
 /* CPU of kernel threads since the first call, ms; monotonic. Main thread only. */
 double bench_kthreads_ms(void);
 /* Busy CPU time of the whole machine (all CPUs, /proc/stat), ms. */

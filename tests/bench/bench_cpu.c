@@ -142,7 +142,7 @@ void bench_cpu_snapshot(const struct bench_env *e, bench_cpu *out)
     struct rusage self, kids;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &kids);
-    out->client_ms = tv_ms(self.ru_utime) + tv_ms(self.ru_stime);
+    out->client_ms = tv_ms(self.ru_utime) + tv_ms(self.ru_stime) - bench_cpu_not_client_total_ms();
     out->curl_ms = tv_ms(kids.ru_utime) + tv_ms(kids.ru_stime);
     double unused;
     broker_tree_cpu(e->broker_pid, out);

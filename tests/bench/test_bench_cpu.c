@@ -141,3 +141,39 @@ Test(bench_cpu, a_retired_zygotes_time_is_never_lost)
     cr_assert_geq(reaped, zombie - TICK_SLACK_MS, "reaped: %.0f ms, before: %.0f ms", reaped, zombie);
     cr_assert_leq(reaped, zombie + TICK_SLACK_MS, "reaped: %.0f ms counted twice? before: %.0f ms", reaped, zombie);
 }
+
+/* Spins the calling thread for ms of its own CPU time. */
+static void burn_ms(double ms)
+{
+    double until = bench_thread_cpu_ms() + ms;
+    volatile unsigned long spin = 0;
+    while (bench_thread_cpu_ms() < until)
+        spin++;
+}
+
+static double client_ms(void)
+{
+    bench_env e = { .broker_pid = 0, .origin_pid = 0 };
+    bench_cpu c;
+    bench_cpu_snapshot(&e, &c);
+    return c.client_ms;
+}
+
+#define BURN_MS 150
+
+Test(bench_cpu, time_noted_as_the_harnesses_is_not_the_clients)
+{
+    double start = client_ms();
+    burn_ms(BURN_MS);
+    double after_client_work = client_ms();
+    cr_assert_geq(after_client_work - start, BURN_MS - TICK_SLACK_MS, "the client's own %d ms read %.0f ms",
+                  BURN_MS, after_client_work - start);
+    double t0 = bench_thread_cpu_ms();
+    burn_ms(BURN_MS);
+    bench_cpu_not_client(bench_thread_cpu_ms() - t0);
+    double after_check = client_ms();
+    cr_assert_leq(after_check - after_client_work, TICK_SLACK_MS, "%d ms of checking read %.0f ms of client CPU",
+                  BURN_MS, after_check - after_client_work);
+    cr_assert_geq(after_check - after_client_work, -TICK_SLACK_MS, "the client's CPU went back by %.0f ms",
+                  after_client_work - after_check);
+}
