@@ -3,7 +3,9 @@
  * starts a stand-in zygote that spends 200 ms of CPU, then a second one; the
  * first exits and stays a zombie (no command line) until the broker reaps it.
  * Read while it is a zombie, a reading that picks one zygote by its command
- * line loses the first one's 200 ms, and the next cell gets them back. */
+ * line loses the first one's 200 ms, and the next cell gets them back.
+ * Second: CPU the client process spends checking answers (noted with
+ * bench_cpu_not_client) is not counted as the client's. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <signal.h>
