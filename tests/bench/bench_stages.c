@@ -9,19 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "broker/memory_tune.h"
 
+#include "bench.h"
 #include "bench_judge.h"
 #include "bench_page.h"
-
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -55,19 +48,19 @@ int main(int argc, char **argv)
     }
     size_t answer_len = 0, text_len = 0;
     for (int r = 0; r < reps; r++) {
-        double tw = cpu_ms();
+        double tw = bench_thread_cpu_ms();
         vf_wall_signals walls = { 0 };
         if (html)
             vf_wall_signals_scan_html(&walls, body, bytes);
-        double t0 = cpu_ms();
+        double t0 = bench_thread_cpu_ms();
         wall_ms[r] = t0 - tw;
         vf_extracted ex = { 0 };
         vf_extract_opts xo = { .render = 0, .page_url = url };
         if (!vf_extract_with(&xo, VF_MODE_RAW, NULL, 200, ctype, body, bytes, 16u << 20, &ex))
             return 1;
-        double t1 = cpu_ms();
+        double t1 = bench_thread_cpu_ms();
         answer_len = bench_judge_page(url, ctype, 200, &ex, &walls, 1, err, sizeof err);
-        double t2 = cpu_ms();
+        double t2 = bench_thread_cpu_ms();
         if (!answer_len) {
             fprintf(stderr, "%s\n", err);
             return 1;
